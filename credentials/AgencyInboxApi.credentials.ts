@@ -1,0 +1,104 @@
+import type {
+	IAuthenticateGeneric,
+	ICredentialTestRequest,
+	ICredentialType,
+	INodeProperties,
+} from 'n8n-workflow';
+
+export class AgencyInboxApi implements ICredentialType {
+	name = 'agencyInboxApi';
+
+	displayName = 'Agency Inbox API';
+
+	icon = { light: 'file:../icons/agencyInbox.svg', dark: 'file:../icons/agencyInbox.dark.svg' } as const;
+
+	documentationUrl = 'https://github.com/agency-inbox/n8n-nodes-agency-inbox#credentials';
+
+	properties: INodeProperties[] = [
+		{
+			displayName: 'API Key',
+			name: 'apiKey',
+			type: 'string',
+			typeOptions: { password: true },
+			required: true,
+			default: '',
+			description: 'Create a key in the web application under Integrations',
+		},
+		{
+			displayName: 'Base URL',
+			name: 'baseUrl',
+			type: 'string',
+			required: true,
+			default: '',
+			placeholder: 'https://<api host>/service',
+			description: 'The API host followed by the path prefix /service. A trailing slash is ignored.',
+		},
+		{
+			displayName: 'Requests per Minute',
+			name: 'requestsPerMinute',
+			type: 'number',
+			typeOptions: { minValue: 1 },
+			default: 20,
+			description:
+				'Request budget shared by every workflow that uses this API key. The service allows 20 per minute unless it raised the limit for your workspace.',
+		},
+		{
+			displayName: 'Webhook Signing Secret',
+			name: 'webhookSigningSecret',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description:
+				"Signing secret of the endpoint registered with the trigger's Production URL in the service's dashboard (starts with whsec_)",
+		},
+		{
+			displayName: 'Test Webhook Signing Secret',
+			name: 'testWebhookSigningSecret',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			description:
+				"Signing secret of the endpoint registered with the trigger's Test URL in the service's dashboard (starts with whsec_)",
+		},
+	];
+
+	authenticate: IAuthenticateGeneric = {
+		type: 'generic',
+		properties: {
+			headers: { Authorization: '=Bearer {{$credentials.apiKey}}' },
+		},
+	};
+
+	test: ICredentialTestRequest = {
+		request: {
+			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
+			url: '/v1/agency',
+			method: 'GET',
+		},
+		rules: [
+			{
+				type: 'responseCode',
+				properties: {
+					value: 401,
+					message: 'No API key reached the service (HTTP 401). Paste the key from Integrations into API Key.',
+				},
+			},
+			{
+				type: 'responseCode',
+				properties: {
+					value: 403,
+					message:
+						'The service rejected this API key (HTTP 403: invalid key). Create a new key under Integrations and paste it into API Key.',
+				},
+			},
+			{
+				type: 'responseCode',
+				properties: {
+					value: 404,
+					message:
+						'Nothing answers at this Base URL (HTTP 404). It must be the API host followed by /service, for example https://api.example.com/service.',
+				},
+			},
+		],
+	};
+}

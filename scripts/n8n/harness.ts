@@ -1,0 +1,486 @@
+/**
+ * Runs a pinned real n8n with a package of ours installed the way n8n installs community packages.
+ * Used by `npm start` (people) and the end-to-end tests (jest, headless).
+ *
+ * A user folder is bound to one n8n version and one encryption key when it is prepared, so every
+ * later command (import, publish, execute, start) runs the same n8n against the same database.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, existsSync, promises as fs } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { DEFAULT_N8N_VERSION, captureOutput, installN8n, n8nMajorVersion, runtimeEnv, withoutNpmVariables } from './install';
+
+/** The owner account created on first start, so people can log in to the editor. */
+export const DEMO_OWNER = {
+	email: 'demo@agency-inbox.test',
+	password: 'AgencyInbox-demo-1',
+	firstName: 'Demo',
+	lastName: 'Owner',
+} as const;
+
+export interface N8nRuntime {
+	version: string;
+	nodeBinary: string;
+	n8nBin: string;
+	/** Environment with Node 24 first on PATH and nothing npm exported. */
+	env: NodeJS.ProcessEnv;
+}
+
+/** Installs n8n `version` on first use (minutes, with progress) and returns how to run it. */
+export async function ensureN8n(version = DEFAULT_N8N_VERSION, log?: (line: string) => void): Promise<N8nRuntime> {
+	const installation = await installN8n(version, log);
+	return {
+		version,
+		nodeBinary: installation.nodeBinary,
+		n8nBin: installation.n8nBin,
+		env: runtimeEnv(installation),
+	};
+}
+
+/** What a prepared user folder is bound to; kept beside n8n's own `.n8n` folder. */
+interface UserFolderSettings {
+	n8nVersion: string;
+	encryptionKey: string;
+}
+
+const SETTINGS_FILE = 'n8n-harness.json';
+
+async function readUserFolderSettings(userFolder: string): Promise<UserFolderSettings> {
+	const file = path.join(userFolder, SETTINGS_FILE);
+	if (!existsSync(file)) throw new Error(`${userFolder} was not prepared: call prepareUserFolder() first`);
+	return JSON.parse(await fs.readFile(file, 'utf8'));
+}
+
+export interface PrepareUserFolderOptions {
+	userFolder: string;
+	/** A folder with a built package (package.json with an `n8n` section, `files` listing dist). */
+	packageDir: string;
+	n8nVersion?: string;
+}
+
+export interface PreparedPackage {
+	name: string;
+	version: string;
+	/** Where n8n loads it from: `<userFolder>/.n8n/nodes/node_modules/<name>`. */
+	installedDir: string;
+}
+
+/**
+ * Installs the `npm pack` of packageDir into the user folder as n8n installs community packages,
+ * replacing an earlier copy; binds the folder to an n8n version and encryption key on first call.
+ */
+export async function prepareUserFolder(options: PrepareUserFolderOptions): Promise<PreparedPackage> {
+	const userFolder = path.resolve(options.userFolder);
+	await fs.mkdir(path.join(userFolder, '.n8n'), { recursive: true });
+	const settingsFile = path.join(userFolder, SETTINGS_FILE);
+	if (!existsSync(settingsFile)) {
+		const settings: UserFolderSettings = {
+			n8nVersion: options.n8nVersion ?? DEFAULT_N8N_VERSION,
+			encryptionKey: randomBytes(24).toString('base64url'),
+		};
+		await fs.writeFile(settingsFile, JSON.stringify(settings, null, '\t') + '\n');
+	}
+
+	const packDir = await fs.mkdtemp(path.join(os.tmpdir(), 'n8n-harness-pack-'));
+	try {
+		const packageDir = path.resolve(options.packageDir);
+		// Scripts off: packing must not build; the caller builds first.
+		const packJson = await captureOutput(
+			'npm',
+			['pack', packageDir, '--json', '--ignore-scripts=true', `--pack-destination=${packDir}`],
+			packDir,
+			withoutNpmVariables(process.env),
+		);
+		const [{ name, version, filename }] = JSON.parse(packJson) as Array<{ name: string; version: string; filename: string }>;
+
+		const nodesDir = path.join(userFolder, '.n8n', 'nodes');
+		const installedDir = path.join(nodesDir, 'node_modules', name);
+		await fs.rm(installedDir, { recursive: true, force: true });
+		await fs.mkdir(installedDir, { recursive: true });
+		// An npm tarball holds everything under `package/`.
+		await captureOutput('tar', ['-xzf', path.join(packDir, filename), '-C', installedDir, '--strip-components=1'], packDir, process.env);
+
+		const nodesPackageJsonFile = path.join(nodesDir, 'package.json');
+		const nodesPackageJson = existsSync(nodesPackageJsonFile)
+			? JSON.parse(await fs.readFile(nodesPackageJsonFile, 'utf8'))
+			: { name: 'installed-nodes', private: true, dependencies: {} };
+		nodesPackageJson.dependencies = { ...nodesPackageJson.dependencies, [name]: version };
+		await fs.writeFile(nodesPackageJsonFile, JSON.stringify(nodesPackageJson, null, 2));
+		return { name, version, installedDir };
+	} finally {
+		await fs.rm(packDir, { recursive: true, force: true });
+	}
+}
+
+/** The only variables taken from the caller, so a developer's own N8N_* and DB_* settings cannot leak in. */
+const INHERITED_VARIABLES = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ'];
+
+/**
+ * The environment of every n8n process of a user folder: isolated from the caller's N8N_* and DB_*,
+ * offline (no telemetry, banners, templates or version checks), with its own task broker port.
+ */
+async function n8nEnv(runtime: N8nRuntime, userFolder: string, extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.ProcessEnv> {
+	const { encryptionKey } = await readUserFolderSettings(userFolder);
+	const inherited = Object.fromEntries(INHERITED_VARIABLES.filter((name) => runtime.env[name]).map((name) => [name, runtime.env[name]]));
+	const [brokerPort] = await findFreePorts(1);
+	return {
+		...inherited,
+		N8N_USER_FOLDER: userFolder,
+		N8N_ENCRYPTION_KEY: encryptionKey,
+		N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'true',
+		DB_TYPE: 'sqlite',
+		// Two n8n processes (a test run and `npm start`, or two CLI commands) would clash on 5679.
+		N8N_RUNNERS_BROKER_PORT: String(brokerPort),
+		N8N_RUNNERS_BROKER_LISTEN_ADDRESS: '127.0.0.1',
+		N8N_DIAGNOSTICS_ENABLED: 'false',
+		N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+		N8N_VERSION_NOTIFICATIONS_WHATS_NEW_ENABLED: 'false',
+		N8N_TEMPLATES_ENABLED: 'false',
+		N8N_PERSONALIZATION_ENABLED: 'false',
+		N8N_HIRING_BANNER_ENABLED: 'false',
+		N8N_DYNAMIC_BANNERS_ENABLED: 'false',
+		N8N_VERIFIED_PACKAGES_ENABLED: 'false',
+		N8N_LICENSE_AUTO_RENEW_ENABLED: 'false',
+		N8N_AI_ENABLED: 'false',
+		// A package listed in nodes/package.json but missing must not trigger an npm install.
+		N8N_REINSTALL_MISSING_PACKAGES: 'false',
+		N8N_COMMUNITY_PACKAGES_ENABLED: 'true',
+		...extra,
+	};
+}
+
+async function runtimeFor(userFolder: string): Promise<N8nRuntime> {
+	return ensureN8n((await readUserFolderSettings(userFolder)).n8nVersion);
+}
+
+/** Runs one n8n CLI command against the user folder; rejects with its output when it fails. */
+async function runN8nCommand(userFolder: string, args: string[]): Promise<string> {
+	const runtime = await runtimeFor(userFolder);
+	const env = await n8nEnv(runtime, userFolder);
+	return captureOutput(runtime.nodeBinary, [runtime.n8nBin, ...args], userFolder, env);
+}
+
+/** Runs an n8n import command on a temporary JSON file holding `entries`. */
+async function importJson(userFolder: string, command: string, entries: object[]): Promise<void> {
+	const inputDir = await fs.mkdtemp(path.join(os.tmpdir(), 'n8n-harness-import-'));
+	try {
+		const inputFile = path.join(inputDir, 'input.json');
+		await fs.writeFile(inputFile, JSON.stringify(entries));
+		await runN8nCommand(userFolder, [command, `--input=${inputFile}`]);
+	} finally {
+		await fs.rm(inputDir, { recursive: true, force: true });
+	}
+}
+
+export interface CredentialToImport {
+	id: string;
+	name: string;
+	type: string;
+	/** Plain values; n8n encrypts them with the user folder's key on import. */
+	data: Record<string, unknown>;
+}
+
+/** Imports credentials with `n8n import:credentials`. */
+export async function importCredentials(userFolder: string, credentials: CredentialToImport[]): Promise<void> {
+	await importJson(userFolder, 'import:credentials', credentials);
+}
+
+export interface WorkflowToImport {
+	id: string;
+	name: string;
+	nodes: object[];
+	connections: object;
+	settings?: object;
+	[property: string]: unknown;
+}
+
+/** Imports workflows (inactive) with `n8n import:workflow`. */
+export async function importWorkflows(userFolder: string, workflows: WorkflowToImport[]): Promise<void> {
+	await importJson(userFolder, 'import:workflow', workflows.map((workflow) => ({ active: false, settings: {}, ...workflow })));
+}
+
+/**
+ * Publishes (activates) a workflow with `n8n publish:workflow`: live at the next startN8n, or while
+ * n8n runs at its next reconcile pass (N8N_WORKFLOW_PUBLICATION_RECONCILE_INTERVAL_SECONDS, 10 s).
+ */
+export async function publishWorkflow(userFolder: string, id: string): Promise<void> {
+	const { n8nVersion } = await readUserFolderSettings(userFolder);
+	// n8n 1.x has no publish command; activating the workflow is its equivalent.
+	const args = n8nMajorVersion(n8nVersion) < 2 ? ['update:workflow', `--id=${id}`, '--active=true'] : ['publish:workflow', `--id=${id}`];
+	await runN8nCommand(userFolder, args);
+}
+
+export interface ExecutionResult {
+	succeeded: boolean;
+	/** n8n's run data (IRun): `data.resultData.runData[nodeName][0].data.main[0][i].json`, `data.resultData.error`. */
+	run: RunJson;
+	/** Everything the command printed, for diagnosis. */
+	output: string;
+}
+
+export interface RunJson {
+	data: {
+		resultData: {
+			error?: { message: string; [property: string]: unknown };
+			runData: Record<string, Array<{ data?: { main: Array<Array<{ json: Record<string, unknown> }> | null> } }>>;
+		};
+	};
+	[property: string]: unknown;
+}
+
+/**
+ * Runs a workflow that starts with a Manual (or Execute Workflow) trigger with `n8n execute` and
+ * returns its run data, failed runs included.
+ */
+export async function executeWorkflow(userFolder: string, id: string): Promise<ExecutionResult> {
+	const runtime = await runtimeFor(userFolder);
+	// The JSON of a failed run is printed only as an info log line.
+	const env = await n8nEnv(runtime, userFolder, { N8N_LOG_LEVEL: 'info' });
+	const { exitCode, output } = await runToEnd(runtime.nodeBinary, [runtime.n8nBin, 'execute', `--id=${id}`, '--rawOutput'], userFolder, env);
+	const run = extractRunJson(output);
+	if (!run) throw new Error(`n8n execute --id=${id} printed no run data (exit code ${exitCode}):\n${output}`);
+	return { succeeded: exitCode === 0 && !run.data.resultData.error, run, output };
+}
+
+/** The items a node produced on its first output in a run. */
+export function nodeOutputJson(run: RunJson, nodeName: string): Array<Record<string, unknown>> {
+	const nodeRuns = run.data.resultData.runData[nodeName];
+	if (!nodeRuns) throw new Error(`node "${nodeName}" did not run; ran: ${Object.keys(run.data.resultData.runData).join(', ')}`);
+	return (nodeRuns[nodeRuns.length - 1].data?.main[0] ?? []).map((item) => item.json);
+}
+
+/** The run is printed as pretty JSON: a line `{` up to the next line `}`, among log lines. */
+function extractRunJson(output: string): RunJson | undefined {
+	const lines = output.split('\n');
+	const start = lines.indexOf('{');
+	const end = lines.indexOf('}', start);
+	if (start < 0 || end < 0) return undefined;
+	return JSON.parse(lines.slice(start, end + 1).join('\n'));
+}
+
+function runToEnd(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ exitCode: number; output: string }> {
+	return new Promise((resolve, reject) => {
+		const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+		let output = '';
+		child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+		child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+		child.on('error', reject);
+		child.on('close', (code) => resolve({ exitCode: code ?? 1, output }));
+	});
+}
+
+/** Free TCP ports on 127.0.0.1, distinct from each other (all held open until all are known). */
+export async function findFreePorts(count: number): Promise<number[]> {
+	const servers = await Promise.all(
+		Array.from({ length: count }, () => new Promise<net.Server>((resolve, reject) => {
+			const server = net.createServer();
+			server.once('error', reject);
+			server.listen(0, '127.0.0.1', () => resolve(server));
+		})),
+	);
+	const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+	await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+	return ports;
+}
+
+export interface StartN8nOptions {
+	userFolder: string;
+	/** Defaults to a free port. */
+	port?: number;
+	/** Extra variables for n8n, e.g. GENERIC_TIMEZONE or N8N_LOG_LEVEL; they win over the harness's. */
+	env?: NodeJS.ProcessEnv;
+	/** Receives every line n8n prints (all of it is also appended to `<userFolder>/n8n.log`). */
+	onOutput?: (line: string) => void;
+	/** How long starting may take before it is given up, in ms. */
+	timeoutMs?: number;
+}
+
+export interface RunningN8n {
+	url: string;
+	port: number;
+	owner: typeof DEMO_OWNER;
+	/** Session cookie and headers of the owner, for n8n's REST API (`${url}/rest/...`). */
+	restHeaders: Record<string, string>;
+	/** Everything n8n printed, across starts of this user folder. */
+	logFile: string;
+	/** Milliseconds from spawn to a healthy /healthz, and to every published workflow being active. */
+	timings: { healthyMs: number; readyMs: number };
+	/** Stops n8n (SIGTERM, then SIGKILL after a timeout) and resolves once its ports are free. */
+	stop(): Promise<void>;
+}
+
+const READY_LINE = 'Editor is now accessible via';
+const BROWSER_ID = 'n8n-harness';
+const running = new Set<ChildProcess>();
+
+// A test runner that exits without calling stop() must not leave n8n behind (its task runner
+// exits by itself once n8n is gone).
+process.once('exit', () => {
+	for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Starts `n8n start` on 127.0.0.1, waits for /healthz, creates (or logs in) the demo owner and
+ * waits until every published workflow is active, so the first delivery finds its webhook.
+ */
+export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
+	const userFolder = path.resolve(options.userFolder);
+	const timeoutMs = options.timeoutMs ?? 180_000;
+	const runtime = await runtimeFor(userFolder);
+	const port = options.port ?? (await findFreePorts(1))[0];
+	const url = `http://127.0.0.1:${port}`;
+	const env = await n8nEnv(runtime, userFolder, {
+		N8N_PORT: String(port),
+		N8N_LISTEN_ADDRESS: '127.0.0.1',
+		N8N_HOST: '127.0.0.1',
+		// The editor builds webhook URLs from protocol, host and port.
+		N8N_PROTOCOL: 'http',
+		N8N_SECURE_COOKIE: 'false',
+		...options.env,
+	});
+
+	const startedAt = Date.now();
+	// Same process group as the caller, so Ctrl-C in a terminal also stops n8n gracefully.
+	const child = spawn(runtime.nodeBinary, [runtime.n8nBin, 'start'], { cwd: userFolder, env, stdio: ['ignore', 'pipe', 'pipe'] });
+	running.add(child);
+	const exited = new Promise<void>((resolve) => child.once('exit', () => {
+		running.delete(child);
+		resolve();
+	}));
+	const logFile = path.join(userFolder, 'n8n.log');
+	const output = collectOutput(child, logFile, [READY_LINE], options.onOutput);
+
+	const stop = async () => {
+		if (child.exitCode === null && child.signalCode === null) {
+			child.kill('SIGTERM');
+			const forceKill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+			await exited;
+			clearTimeout(forceKill);
+		}
+		await waitUntil(async () => (await isPortFree(port)) && (await isPortFree(Number(env.N8N_RUNNERS_BROKER_PORT))), 10_000, 'ports to be freed');
+		await output.closed;
+	};
+
+	try {
+		const deadline = startedAt + timeoutMs;
+		const failIfExited = () => {
+			if (child.exitCode !== null || child.signalCode !== null) {
+				throw new Error(`n8n exited (code ${child.exitCode}, signal ${child.signalCode}) while starting:\n${output.tail()}`);
+			}
+		};
+		await waitUntil(async () => {
+			failIfExited();
+			return (await fetch(`${url}/healthz`).then((response) => response.ok, () => false));
+		}, deadline - Date.now(), '/healthz');
+		const healthyMs = Date.now() - startedAt;
+		await waitUntil(async () => {
+			failIfExited();
+			return output.seen(READY_LINE);
+		}, deadline - Date.now(), `"${READY_LINE}"`);
+		const restHeaders = await signInOwner(url);
+		await waitForPublishedWorkflows(url, restHeaders, deadline - Date.now());
+		return { url, port, owner: DEMO_OWNER, restHeaders, logFile, timings: { healthyMs, readyMs: Date.now() - startedAt }, stop };
+	} catch (error) {
+		await stop();
+		throw error;
+	}
+}
+
+/** Creates the owner on a fresh instance, else logs in; returns headers that authenticate REST calls. */
+async function signInOwner(url: string): Promise<Record<string, string>> {
+	const headers = { 'content-type': 'application/json', 'browser-id': BROWSER_ID };
+	const setup = await fetch(`${url}/rest/owner/setup`, { method: 'POST', headers, body: JSON.stringify(DEMO_OWNER) });
+	// Refused when an earlier start of this user folder already set the owner up.
+	const response = setup.ok
+		? setup
+		: await fetch(`${url}/rest/login`, {
+				method: 'POST',
+				headers,
+				body: JSON.stringify({ emailOrLdapLoginId: DEMO_OWNER.email, password: DEMO_OWNER.password }),
+			});
+	if (!response.ok) {
+		throw new Error(`could not set up (${setup.status} ${await setup.text()}) nor log in (${response.status} ${await response.text()}) the demo owner`);
+	}
+	const cookie = response.headers.getSetCookie().map((line) => line.split(';')[0]).join('; ');
+	return { ...headers, cookie };
+}
+
+interface PublicationStatus {
+	status: 'not_published' | 'in_progress' | 'published' | 'partial' | 'failed';
+	triggers: Array<{ nodeId: string; status: string; errorMessage: string | null }>;
+}
+
+/**
+ * n8n 2.x activates published workflows in the background after start (its publication service);
+ * the editor's own publication-status endpoint says when each one is live or why it failed.
+ * n8n 1.x has no such endpoint and activates before it prints READY_LINE.
+ */
+async function waitForPublishedWorkflows(url: string, headers: Record<string, string>, timeoutMs: number): Promise<void> {
+	const listResponse = await fetch(`${url}/rest/workflows?filter=${encodeURIComponent(JSON.stringify({ active: true }))}`, { headers });
+	if (!listResponse.ok) throw new Error(`listing workflows failed: ${listResponse.status} ${await listResponse.text()}`);
+	const { data: workflows } = (await listResponse.json()) as { data: Array<{ id: string; name: string }> };
+	for (const workflow of workflows) {
+		let latest: PublicationStatus | undefined;
+		await waitUntil(async () => {
+			const response = await fetch(`${url}/rest/workflows/${workflow.id}/publication-status`, { headers });
+			if (response.status === 404) return true;
+			latest = ((await response.json()) as { data: PublicationStatus }).data;
+			return latest.status !== 'not_published' && latest.status !== 'in_progress';
+		}, timeoutMs, `workflow "${workflow.name}" to be published`);
+		if (latest && latest.status !== 'published') {
+			const errors = latest.triggers.map((trigger) => trigger.errorMessage).filter(Boolean).join('; ');
+			throw new Error(`workflow "${workflow.name}" (${workflow.id}) is ${latest.status}: ${errors}`);
+		}
+	}
+}
+
+interface CollectedOutput {
+	/** Whether a line containing one of the watched texts was printed. */
+	seen(watchedText: string): boolean;
+	tail(): string;
+	closed: Promise<void>;
+}
+
+/** Appends the child's output to logFile, hands each line to onLine and keeps the latest lines. */
+function collectOutput(child: ChildProcess, logFile: string, watchedTexts: string[], onLine?: (line: string) => void): CollectedOutput {
+	const logStream = createWriteStream(logFile, { flags: 'a' });
+	const recentLines: string[] = [];
+	const seenTexts = new Set<string>();
+	const feed = (stream: NodeJS.ReadableStream) => {
+		let unfinished = '';
+		stream.on('data', (chunk: Buffer) => {
+			logStream.write(chunk);
+			const lines = (unfinished + chunk.toString()).split('\n');
+			unfinished = lines.pop() ?? '';
+			for (const line of lines) {
+				onLine?.(line);
+				recentLines.push(line);
+				if (recentLines.length > 60) recentLines.shift();
+				for (const text of watchedTexts) if (line.includes(text)) seenTexts.add(text);
+			}
+		});
+	};
+	feed(child.stdout!);
+	feed(child.stderr!);
+	const closed = new Promise<void>((resolve) => child.once('close', () => logStream.end(resolve)));
+	return { seen: (text) => seenTexts.has(text), tail: () => recentLines.join('\n'), closed };
+}
+
+function isPortFree(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const server = net.createServer();
+		server.once('error', () => resolve(false));
+		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+	});
+}
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await condition())) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((resolve) => setTimeout(resolve, 200));
+	}
+}

@@ -1,0 +1,421 @@
+/**
+ * Runs our nodes through n8n-core's real execution engine: WorkflowExecute (with the declarative
+ * RoutingNode), PollContext, WebhookContext and LoadOptionsContext, with credentials resolved the
+ * way n8n's CredentialsHelper resolves them (defaults applied, generic `authenticate` expressions
+ * evaluated against `$credentials`). Only the database and the UI are left out.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// n8n-core reads its instance settings from the user folder on first use: keep tests off $HOME.
+process.env.N8N_USER_FOLDER ??= mkdtempSync(join(tmpdir(), 'agency-inbox-n8n-'));
+
+import {
+	ExecuteContext,
+	ExecutionLifecycleHooks,
+	LoadOptionsContext,
+	PollContext,
+	RoutingNode,
+	WebhookContext,
+	WorkflowExecute,
+} from 'n8n-core';
+import type {
+	ICredentialDataDecryptedObject,
+	ICredentialsDecrypted,
+	ICredentialType,
+	IDataObject,
+	IExecuteData,
+	IHttpRequestOptions,
+	INode,
+	INodeCredentialTestResult,
+	INodeExecutionData,
+	INodeParameters,
+	INodeType,
+	INodeTypeData,
+	INodeTypes,
+	IRun,
+	IRunExecutionData,
+	IVersionedNodeType,
+	IWebhookData,
+	IWebhookResponseData,
+	IWorkflowExecuteAdditionalData,
+	WorkflowActivateMode,
+	WorkflowExecuteMode,
+} from 'n8n-workflow';
+import { ICredentialsHelper, NodeHelpers, Workflow } from 'n8n-workflow';
+
+import { AgencyInboxApi } from '../../credentials/AgencyInboxApi.credentials';
+
+export const CREDENTIAL_TYPE = 'agencyInboxApi';
+const PACKAGE = 'n8n-nodes-agency-inbox';
+
+/** Credential data as the user fills it in: unset fields take the credential type's defaults. */
+export type CredentialData = ICredentialDataDecryptedObject;
+
+const credentialTypes: Record<string, ICredentialType> = { [CREDENTIAL_TYPE]: new AgencyInboxApi() };
+
+function withDefaults(type: string, data: CredentialData): CredentialData {
+	const properties = credentialTypes[type].properties;
+	return NodeHelpers.getNodeParameters(properties, data as INodeParameters, true, false, null, null) as CredentialData;
+}
+
+/** The CLI's CredentialsHelper without its database: same defaults, same generic authentication. */
+class TestCredentialsHelper extends ICredentialsHelper {
+	constructor(private readonly credentials: Record<string, CredentialData>) {
+		super();
+	}
+
+	getParentTypes(): string[] {
+		return [];
+	}
+
+	async authenticate(
+		credentials: ICredentialDataDecryptedObject,
+		typeName: string,
+		requestOptions: IHttpRequestOptions,
+		workflow: Workflow,
+		node: INode,
+	): Promise<IHttpRequestOptions> {
+		const { authenticate } = credentialTypes[typeName];
+		if (typeof authenticate === 'function') return await authenticate(credentials, requestOptions);
+		if (authenticate?.type !== 'generic') return requestOptions;
+		for (const [target, entries] of Object.entries(authenticate.properties)) {
+			const resolved: IDataObject = { ...((requestOptions as unknown as IDataObject)[target] as IDataObject) };
+			for (const [key, value] of Object.entries(entries as IDataObject)) {
+				resolved[key] = String(
+					workflow.expression.getSimpleParameterValue(node, value as string, 'internal', {
+						$credentials: credentials,
+					}) ?? '',
+				);
+			}
+			(requestOptions as unknown as IDataObject)[target] = resolved;
+		}
+		return requestOptions;
+	}
+
+	async preAuthentication() {
+		return undefined;
+	}
+
+	async runPreAuthentication() {
+		return undefined;
+	}
+
+	async getCredentials(): Promise<never> {
+		throw new Error('The test credentials helper has no credential store');
+	}
+
+	async getDecrypted(_additionalData: unknown, _nodeCredentials: unknown, type: string) {
+		if (!this.credentials[type]) throw new Error(`No test credentials of type ${type}`);
+		return withDefaults(type, this.credentials[type]);
+	}
+
+	async updateCredentials() {}
+
+	async updateCredentialsOauthTokenData() {}
+
+	getCredentialsProperties(type: string) {
+		return credentialTypes[type].properties;
+	}
+
+	isCredentialUsableByNode() {
+		return true;
+	}
+}
+
+/** Node types by their short name (as in package.json), registered under the package's prefix. */
+export function createNodeTypes(types: Record<string, INodeType | IVersionedNodeType>): INodeTypes {
+	const data: INodeTypeData = {};
+	for (const [name, type] of Object.entries(types)) data[`${PACKAGE}.${name}`] = { type, sourcePath: '' };
+	return {
+		getByName: (name) => data[name]?.type,
+		getByNameAndVersion: (name, version) => NodeHelpers.getVersionedNodeType(data[name].type, version),
+		getKnownTypes: () => ({}),
+	};
+}
+
+/** A start node that emits the test's input items, like a Manual Trigger followed by a Code node. */
+class InputItems implements INodeType {
+	description = {
+		displayName: 'Input Items',
+		name: 'inputItems',
+		group: ['input'],
+		version: 1,
+		description: 'Emits the items given in its parameter',
+		defaults: { name: 'Input Items' },
+		inputs: [],
+		outputs: ['main'],
+		properties: [{ displayName: 'Items', name: 'items', type: 'json', default: '[]' }],
+	} as unknown as INodeType['description'];
+
+	async execute(this: import('n8n-workflow').IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const items = JSON.parse(this.getNodeParameter('items', 0) as string) as IDataObject[];
+		return [items.map((json) => ({ json }))];
+	}
+}
+
+function createAdditionalData(
+	credentials: Record<string, CredentialData>,
+	hooks: ExecutionLifecycleHooks,
+): IWorkflowExecuteAdditionalData {
+	return {
+		credentialsHelper: new TestCredentialsHelper(credentials),
+		hooks,
+		executionId: hooks.executionId,
+		restApiUrl: 'http://127.0.0.1:5678/rest',
+		instanceBaseUrl: 'http://127.0.0.1:5678/',
+		webhookBaseUrl: 'http://127.0.0.1:5678/webhook',
+		webhookWaitingBaseUrl: 'http://127.0.0.1:5678/webhook-waiting',
+		webhookTestBaseUrl: 'http://127.0.0.1:5678/webhook-test',
+		formWaitingBaseUrl: 'http://127.0.0.1:5678/form-waiting',
+		currentNodeParameters: undefined,
+		executionTimeoutTimestamp: undefined,
+		variables: {},
+		userId: 'test-user',
+		setExecutionStatus: () => {},
+		sendDataToUI: () => {},
+		logAiEvent: () => {},
+		executeWorkflow: async () => {
+			throw new Error('Sub-workflows are not used by these tests');
+		},
+		getRunExecutionData: async () => undefined,
+		startRunnerTask: async () => {
+			throw new Error('Task runners are not used by these tests');
+		},
+	} as unknown as IWorkflowExecuteAdditionalData;
+}
+
+function emptyRunExecutionData(): IRunExecutionData {
+	return { resultData: { runData: {} } } as IRunExecutionData;
+}
+
+function createHooks(mode: WorkflowExecuteMode) {
+	return new ExecutionLifecycleHooks(mode, `test-${Date.now()}`, {
+		id: 'test-workflow',
+		name: 'Test',
+		active: false,
+		isArchived: false,
+		nodes: [],
+		connections: {},
+		createdAt: new Date(),
+		updatedAt: new Date(),
+	} as never);
+}
+
+export interface NodeUnderTest {
+	/** Short type name, e.g. `agencyInbox`. */
+	type: string;
+	nodeType: INodeType | IVersionedNodeType;
+	parameters: INodeParameters;
+	credentials?: Record<string, CredentialData>;
+	continueOnFail?: boolean;
+	/** The workflow's time zone setting. */
+	timezone?: string;
+}
+
+export interface NodeRunResult {
+	/** Output items of the node under test (first output), undefined when the node failed. */
+	items: INodeExecutionData[];
+	/** The error that stopped the run, if any. */
+	error?: Error & { description?: string | null; httpCode?: string | null; context?: IDataObject };
+	run: IRun;
+}
+
+const NODE_NAME = 'Node Under Test';
+
+function nodeFor(test: NodeUnderTest, position: [number, number] = [200, 0]): INode {
+	return {
+		id: 'node-under-test',
+		name: NODE_NAME,
+		type: `${PACKAGE}.${test.type}`,
+		typeVersion: 1,
+		position,
+		parameters: test.parameters,
+		credentials: test.credentials
+			? Object.fromEntries(Object.keys(test.credentials).map((type) => [type, { id: '1', name: type }]))
+			: undefined,
+		onError: test.continueOnFail ? 'continueRegularOutput' : undefined,
+	};
+}
+
+/** Runs `Input Items → node under test` through WorkflowExecute and returns the node's output. */
+export async function runNode(test: NodeUnderTest, inputItems: IDataObject[] = [{}]): Promise<NodeRunResult> {
+	const nodeTypes = createNodeTypes({ [test.type]: test.nodeType, inputItems: new InputItems() });
+	const start: INode = {
+		id: 'input-items',
+		name: 'Input Items',
+		type: `${PACKAGE}.inputItems`,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: { items: JSON.stringify(inputItems) },
+	};
+	const workflow = new Workflow({
+		id: 'test-workflow',
+		nodes: [start, nodeFor(test)],
+		connections: { [start.name]: { main: [[{ node: NODE_NAME, type: 'main', index: 0 }]] } },
+		active: false,
+		nodeTypes,
+		settings: test.timezone ? { timezone: test.timezone } : {},
+	});
+	const hooks = createHooks('manual');
+	let finish: (run: IRun) => void = () => {};
+	const finished = new Promise<IRun>((resolve) => (finish = resolve));
+	hooks.addHandler('workflowExecuteAfter', (run) => finish(run));
+	const additionalData = createAdditionalData(test.credentials ?? {}, hooks);
+	const runExecutionData = {
+		resultData: { runData: {} },
+		executionData: {
+			contextData: {},
+			metadata: {},
+			waitingExecution: {},
+			waitingExecutionSource: null,
+			nodeExecutionStack: [{ node: start, data: { main: [[{ json: {} }]] }, source: null }],
+		},
+	} as IRunExecutionData;
+	await new WorkflowExecute(additionalData, 'manual', runExecutionData).processRunExecutionData(workflow);
+	const run = await finished;
+	const taskData = run.data.resultData.runData[NODE_NAME]?.[0];
+	return {
+		items: taskData?.data?.main?.[0] ?? [],
+		error: (run.data.resultData.error as NodeRunResult['error']) ?? undefined,
+		run,
+	};
+}
+
+/** Runs a credential test the way n8n's CredentialsTester runs a declarative `test` request. */
+export async function testCredential(data: CredentialData): Promise<INodeCredentialTestResult> {
+	const credentialType = credentialTypes[CREDENTIAL_TYPE];
+	const probe: INodeType = {
+		description: {
+			displayName: 'Credential Test',
+			name: 'credentialTest',
+			group: ['transform'],
+			version: 1,
+			description: '',
+			defaults: {},
+			inputs: ['main'],
+			outputs: ['main'],
+			credentials: [{ name: CREDENTIAL_TYPE, required: true }],
+			properties: [
+				{
+					displayName: 'Temp',
+					name: 'temp',
+					type: 'string',
+					default: '',
+					routing: { request: credentialType.test!.request },
+				},
+			],
+		} as unknown as INodeType['description'],
+	};
+	const node = nodeFor({ type: 'credentialTest', nodeType: probe, parameters: {} });
+	node.credentials = { [CREDENTIAL_TYPE]: { id: '1', name: 'test' } };
+	const workflow = new Workflow({
+		nodes: [node],
+		connections: {},
+		active: false,
+		nodeTypes: createNodeTypes({ credentialTest: probe }),
+	});
+	const decrypted: ICredentialsDecrypted = {
+		id: '1',
+		name: 'test',
+		type: CREDENTIAL_TYPE,
+		data: withDefaults(CREDENTIAL_TYPE, data),
+	};
+	const additionalData = createAdditionalData({ [CREDENTIAL_TYPE]: data }, createHooks('internal'));
+	const executeData: IExecuteData = { node, data: {}, source: null };
+	const context = new ExecuteContext(
+		workflow,
+		node,
+		additionalData,
+		'internal',
+		emptyRunExecutionData(),
+		0,
+		[],
+		{ main: [[{ json: {} }]] },
+		executeData,
+		[],
+	);
+	try {
+		await new RoutingNode(context, probe, decrypted).runNode();
+	} catch (error) {
+		const response = (error as { cause?: { response?: { status: number; statusText?: string } } }).cause
+			?.response;
+		if (response) {
+			const rule = credentialType.test!.rules?.find(
+				(candidate) => candidate.type === 'responseCode' && candidate.properties.value === response.status,
+			);
+			if (rule && rule.type === 'responseCode') return { status: 'Error', message: rule.properties.message };
+			return { status: 'Error', message: response.statusText || `Received HTTP status code: ${response.status}` };
+		}
+		const code = (error as { cause?: { code?: string } }).cause?.code;
+		return { status: 'Error', message: code ?? (error as Error).message };
+	}
+	return { status: 'OK', message: 'Connection successful!' };
+}
+
+/** A workflow holding one trigger node, with static data kept between polls and restarts. */
+export class TriggerWorkflow {
+	readonly workflow: Workflow;
+
+	readonly node: INode;
+
+	readonly additionalData: IWorkflowExecuteAdditionalData;
+
+	constructor(test: NodeUnderTest, staticData?: IDataObject) {
+		this.node = nodeFor(test, [0, 0]);
+		this.workflow = new Workflow({
+			id: 'trigger-workflow',
+			nodes: [this.node],
+			connections: {},
+			active: true,
+			nodeTypes: createNodeTypes({ [test.type]: test.nodeType }),
+			staticData: staticData ? structuredClone(staticData) : undefined,
+			settings: test.timezone ? { timezone: test.timezone } : {},
+		});
+		this.additionalData = createAdditionalData(test.credentials ?? {}, createHooks('trigger'));
+	}
+
+	private get nodeType(): INodeType {
+		return this.workflow.nodeTypes.getByNameAndVersion(this.node.type, this.node.typeVersion);
+	}
+
+	/** What n8n would persist after a run: the workflow's static data. */
+	staticData(): IDataObject {
+		return structuredClone(this.workflow.staticData) as IDataObject;
+	}
+
+	/** One poll as n8n's poll job runs it ('manual' is the editor's "Fetch Test Event"). */
+	async poll(mode: WorkflowExecuteMode = 'trigger', activation: WorkflowActivateMode = 'activate') {
+		const context = new PollContext(this.workflow, this.node, this.additionalData, mode, activation);
+		return await this.nodeType.poll!.call(context);
+	}
+
+	/** One webhook request as n8n's webhook service hands it to the node. */
+	async webhook(
+		request: object,
+		response: object,
+		webhookName: 'default' | 'setup' = 'default',
+		mode: WorkflowExecuteMode = 'webhook',
+	): Promise<IWebhookResponseData> {
+		const webhookData = {
+			httpMethod: request.method,
+			node: this.node.name,
+			path: 'agency-inbox',
+			webhookDescription: { name: webhookName, httpMethod: 'POST', path: 'agency-inbox' },
+			workflowId: 'trigger-workflow',
+			workflowExecuteAdditionalData: this.additionalData,
+		} as unknown as IWebhookData;
+		Object.assign(this.additionalData, { httpRequest: request, httpResponse: response });
+		const context = new WebhookContext(this.workflow, this.node, this.additionalData, mode, webhookData, [], null);
+		return await this.nodeType.webhook!.call(context);
+	}
+
+	/** A resource locator's search method, as the editor calls it. */
+	async listSearch(method: string, filter?: string, paginationToken?: string) {
+		const context = new LoadOptionsContext(this.workflow, this.node, this.additionalData, '');
+		const search = this.nodeType.methods?.listSearch?.[method];
+		if (!search) throw new Error(`No list search method ${method}`);
+		return await search.call(context, filter, paginationToken);
+	}
+}
