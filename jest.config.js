@@ -4,6 +4,6 @@ module.exports = {
 	testEnvironment: 'node',
 	roots: ['<rootDir>/test'],
 	testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
-	transform: { '^.+\\.ts$': ['ts-jest', {}] },
+	reporters: ['default', '<rootDir>/test/helpers/totalsReporter.js'],
 	testTimeout: 30_000,
 };
