@@ -1,0 +1,64 @@
+import type { IHookFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { signingKeyFor } from './signingSecret';
+
+const CREDENTIAL_TYPE = 'agencyInboxApi';
+
+/** Activations a user is watching; on a restart a brief outage must not keep the webhook down. */
+const USER_ACTIVATIONS = ['activate', 'update', 'manual'];
+
+function statusOf(error: unknown): number | undefined {
+	const candidate = error as { httpCode?: string; cause?: { response?: { status?: number } } };
+	const status = Number(candidate.httpCode ?? candidate.cause?.response?.status);
+	return Number.isInteger(status) && status > 0 ? status : undefined;
+}
+
+function reachabilityProblem(status: number | undefined): string {
+	switch (status) {
+		case 401:
+			return 'no API key reached the service (HTTP 401). Paste the key from Integrations into API Key.';
+		case 403:
+			return 'the service rejected the API key (HTTP 403). Create a new key under Integrations and paste it into API Key.';
+		case 404:
+			return 'nothing answers at the Base URL (HTTP 404). It must be the API host followed by /service.';
+		case undefined:
+			return 'the service could not be reached at the Base URL. Check the Base URL and that the service is up.';
+		default:
+			return `the service answered GET /v1/agency with HTTP ${status}.`;
+	}
+}
+
+async function assertServiceReachable(this: IHookFunctions): Promise<void> {
+	const credentials = await this.getCredentials(CREDENTIAL_TYPE);
+	const baseUrl = String(credentials.baseUrl ?? '').replace(/\/+$/, '');
+	try {
+		await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
+			method: 'GET',
+			url: `${baseUrl}/v1/agency`,
+			json: true,
+		});
+	} catch (error) {
+		// Our own message only: the request error may carry the Authorization header.
+		throw new NodeOperationError(
+			this.getNode(),
+			`Cannot activate the Agency Inbox Trigger: ${reachabilityProblem(statusOf(error))}`,
+		);
+	}
+}
+
+/**
+ * The service has no API to register webhooks, so activation registers nothing; it fails early
+ * instead when deliveries could not be accepted: no signing secret for the URL in use, or a
+ * credential that cannot reach the service.
+ */
+export async function assertReadyToReceive(this: IHookFunctions): Promise<void> {
+	const verifySignatures = this.getNodeParameter('options.verifySignatures', true) as boolean;
+	if (verifySignatures) {
+		const signingKey = signingKeyFor(await this.getCredentials(CREDENTIAL_TYPE), this.getMode());
+		if ('problem' in signingKey) {
+			throw new NodeOperationError(this.getNode(), `Cannot activate the Agency Inbox Trigger: ${signingKey.problem}`);
+		}
+	}
+	if (USER_ACTIVATIONS.includes(this.getActivationMode())) await assertServiceReachable.call(this);
+}
