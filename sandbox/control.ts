@@ -1,0 +1,115 @@
+/** Control endpoints under /_sandbox/ (no auth): drive changes, inject faults, read what the sandbox saw. */
+import { applyChange, defaultEventData } from './changes';
+import type { Fault, SandboxCore } from './core';
+import { BadRequest, problem, type ApiResponse } from './http';
+import type { Simulator } from './simulator';
+
+export interface ControlContext {
+	core: SandboxCore;
+	simulator: Simulator;
+}
+
+const json = (body: unknown, status = 200): ApiResponse => ({ status, body });
+
+function toFault(body: Record<string, unknown>): Fault {
+	const { method, pathPrefix, status, count, retryAfter, afterProcessing } = body;
+	if (typeof pathPrefix !== 'string' || pathPrefix === '') throw new BadRequest('pathPrefix is required, e.g. "/v1/agency/proposals".');
+	if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) throw new BadRequest('status must be an HTTP status code.');
+	if (count !== undefined && (typeof count !== 'number' || !Number.isInteger(count) || count < 1)) throw new BadRequest('count must be a positive integer.');
+	if (method !== undefined && typeof method !== 'string') throw new BadRequest('method must be a string.');
+	if (retryAfter !== undefined && typeof retryAfter !== 'number') throw new BadRequest('retryAfter must be a number of seconds.');
+	return { method, pathPrefix, status, count: (count as number | undefined) ?? 1, retryAfter, afterProcessing: afterProcessing === true };
+}
+
+export function handleControl(ctx: ControlContext, method: string, route: string, body: Record<string, unknown>, instance: string): ApiResponse {
+	const { core, simulator } = ctx;
+	const { state, webhooks, limiter } = core;
+	try {
+		switch (`${method} ${route}`) {
+			case 'POST /webhook-endpoints': {
+				if (typeof body.url !== 'string') throw new BadRequest('url is required.');
+				if (body.secret !== undefined && typeof body.secret !== 'string') throw new BadRequest('secret must be a string.');
+				try {
+					return json(webhooks.register(body.url, body.secret as string | undefined));
+				} catch (error) {
+					throw new BadRequest(`Cannot register endpoint: ${(error as Error).message}`);
+				}
+			}
+			case 'GET /webhook-endpoints':
+				return json({ data: webhooks.endpoints });
+			case 'POST /events': {
+				if (typeof body.type !== 'string' || body.type === '') throw new BadRequest('type is required.');
+				const data = body.data === undefined ? defaultEventData(core, body.type) : body.data;
+				try {
+					return json({ messageId: webhooks.fire(body.type, data, body.endpointId as string | undefined) });
+				} catch (error) {
+					throw new BadRequest((error as Error).message);
+				}
+			}
+			case 'GET /deliveries':
+				return json({ data: webhooks.deliveries });
+			case 'POST /changes':
+				return json({ data: applyChange(core, body) });
+			case 'GET /requests':
+				return json({ data: core.requests });
+			case 'DELETE /requests':
+				core.requests.length = 0;
+				return json({ data: [] });
+			case 'GET /messages':
+				return json({ data: state.messages });
+			case 'GET /bid-intents':
+				return json({ data: state.bidIntents });
+			case 'POST /faults': {
+				const fault = toFault(body);
+				core.faults.push(fault);
+				return json({ data: fault });
+			}
+			case 'GET /faults':
+				return json({ data: core.faults });
+			case 'DELETE /faults':
+				core.faults.length = 0;
+				return json({ data: [] });
+			case 'GET /rate':
+				return json({ requestsPerMinute: limiter.requestsPerMinute, maxInAnyWindow: limiter.maxInAnyWindow, rejected429: limiter.rejected429 });
+			case 'POST /rate': {
+				if (typeof body.requestsPerMinute !== 'number' || body.requestsPerMinute < 0) throw new BadRequest('requestsPerMinute must be a number (0 = unlimited).');
+				limiter.requestsPerMinute = body.requestsPerMinute;
+				if (body.resetCounters === true) limiter.reset();
+				return json({ requestsPerMinute: limiter.requestsPerMinute, maxInAnyWindow: limiter.maxInAnyWindow, rejected429: limiter.rejected429 });
+			}
+			case 'POST /crm': {
+				const record = { ...body, crmId: `crm-${String(state.crm.length + 1).padStart(4, '0')}` };
+				state.crm.push(record);
+				return json({ data: record });
+			}
+			case 'GET /crm':
+				return json({ data: state.crm });
+			case 'DELETE /crm':
+				state.crm.length = 0;
+				return json({ data: [] });
+			case 'POST /simulator': {
+				const intervalMs = body.intervalMs === undefined ? undefined : Number(body.intervalMs);
+				try {
+					simulator.start(intervalMs);
+				} catch (error) {
+					throw new BadRequest((error as Error).message);
+				}
+				return json(simulator.status());
+			}
+			case 'DELETE /simulator':
+				simulator.stop();
+				return json(simulator.status());
+			case 'GET /simulator':
+				return json(simulator.status());
+			case 'POST /reset':
+				core.reset();
+				simulator.rewind();
+				return json({ ok: true });
+			default:
+				return problem(404, `No control endpoint ${method} /_sandbox${route}.`, instance);
+		}
+	} catch (error) {
+		if (error instanceof BadRequest) return problem(400, error.message, instance);
+		throw error;
+	}
+}

@@ -1,0 +1,69 @@
+/** The sandbox's mutable core, shared by the API routes, control endpoints, webhooks and simulator. */
+import { MonotonicClock } from './clock';
+import { Random } from './random';
+import { RollingWindowLimiter } from './rateLimit';
+import { SEED_HISTORY_END_MS, seedState } from './seed';
+import type { SandboxState } from './types';
+import { WebhookSender } from './webhooks';
+
+export interface Fault {
+	method?: string;
+	pathPrefix: string;
+	status: number;
+	count: number;
+	retryAfter?: number;
+	afterProcessing?: boolean;
+}
+
+export interface RequestLogEntry {
+	method: string;
+	path: string;
+	query: Record<string, string>;
+	/** Which key was used ('key-1', 'key-2', 'unknown' or 'none'), never the key itself. */
+	apiKey: string;
+	status: number;
+	at: string;
+}
+
+export interface CoreSettings {
+	seed: number;
+	proposals: number;
+	pageSize: number;
+}
+
+export class SandboxCore {
+	readonly state: SandboxState;
+	readonly clock = new MonotonicClock(SEED_HISTORY_END_MS);
+	rng: Random;
+	readonly faults: Fault[] = [];
+	readonly requests: RequestLogEntry[] = [];
+
+	constructor(
+		readonly settings: CoreSettings,
+		readonly limiter: RollingWindowLimiter,
+		readonly webhooks: WebhookSender,
+	) {
+		this.state = seedState(settings.seed, settings.proposals);
+		this.rng = new Random(settings.seed ^ 0x5eed);
+	}
+
+	/** Reseeds the data in place (so references to `state` stay valid) and clears logs, faults and rate counters. */
+	reset(): void {
+		Object.assign(this.state, seedState(this.settings.seed, this.settings.proposals));
+		this.rng = new Random(this.settings.seed ^ 0x5eed);
+		this.faults.length = 0;
+		this.requests.length = 0;
+		this.limiter.reset();
+	}
+
+	/** Takes the next matching fault, if any, counting it down. */
+	takeFault(method: string, path: string, fullPath: string): Fault | undefined {
+		const index = this.faults.findIndex(
+			(f) => (f.method === undefined || f.method.toUpperCase() === method) && (path.startsWith(f.pathPrefix) || fullPath.startsWith(f.pathPrefix)),
+		);
+		if (index === -1) return undefined;
+		const fault = this.faults[index];
+		if (--fault.count <= 0) this.faults.splice(index, 1);
+		return fault;
+	}
+}

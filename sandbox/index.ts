@@ -1,0 +1,100 @@
+/**
+ * The service's local twin (see DESIGN.md "Sandbox" and the team contract's "Sandbox API").
+ *
+ *   const sandbox = await startSandbox({ requestsPerMinute: 20 });
+ *   // credential Base URL = sandbox.url, API key = sandbox.apiKey
+ *   await sandbox.close();
+ */
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SandboxCore } from './core';
+import { DEFAULT_PAGE_SIZE } from './pagination';
+import { RollingWindowLimiter } from './rateLimit';
+import { BASE_PATH, createRequestHandler } from './server';
+import { DEFAULT_SIMULATOR_INTERVAL_MS, Simulator } from './simulator';
+import type { SandboxState } from './types';
+import { WebhookSender } from './webhooks';
+
+export type { SandboxState } from './types';
+
+export interface SandboxOptions {
+	/** Per API key, rolling 60 s window; default 20; 0 or Infinity = unlimited. */
+	requestsPerMinute?: number;
+	/** Default page size of every list (default 20); the `pageSize` query parameter overrides it. */
+	pageSize?: number;
+	/** Seeded proposal count (default 300; about 10% with updatedAt null). */
+	proposals?: number;
+	/** Multiplies the webhook retry schedule (default 1; tests use e.g. 0.001). */
+	webhookTimeScale?: number;
+	/** Activity simulator (default off); `true` = every 5 s. */
+	simulator?: boolean | { intervalMs: number };
+	seed?: number;
+	/** Port to listen on (default 0 = ephemeral). */
+	port?: number;
+	/** Host to listen on (default 127.0.0.1). */
+	host?: string;
+}
+
+export interface Sandbox {
+	/** Base URL for the credential, e.g. http://127.0.0.1:5680/service */
+	url: string;
+	origin: string;
+	apiKey: string;
+	apiKeys: string[];
+	signingSecret: string;
+	state: SandboxState;
+	close(): Promise<void>;
+}
+
+const DEFAULT_SEED = 20_240_601;
+
+/** A stable, seed-derived `whsec_` secret (the sandbox's own demo secret). */
+function signingSecretFor(seed: number): string {
+	return `whsec_${createHash('sha256').update(`agency-inbox-sandbox-signing-secret-${seed}`).digest().subarray(0, 24).toString('base64')}`;
+}
+
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+	const seed = options.seed ?? DEFAULT_SEED;
+	const signingSecret = signingSecretFor(seed);
+	const apiKeys = ['sandbox-key-1', 'sandbox-key-2'];
+	const webhooks = new WebhookSender(signingSecret, options.webhookTimeScale ?? 1);
+	const limiter = new RollingWindowLimiter(options.requestsPerMinute ?? 20);
+	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE }, limiter, webhooks);
+	const simulator = new Simulator(core, seed);
+	const keyIds = new Map(apiKeys.map((key, i) => [key, `key-${i + 1}`]));
+
+	const server = createServer(createRequestHandler({ core, simulator, keyIds }));
+	await new Promise<void>((resolve, reject) => {
+		server.once('error', reject);
+		server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+			server.off('error', reject);
+			resolve();
+		});
+	});
+	const { port } = server.address() as AddressInfo;
+	const origin = `http://${options.host ?? '127.0.0.1'}:${port}`;
+
+	if (options.simulator) {
+		simulator.start(typeof options.simulator === 'object' ? options.simulator.intervalMs : DEFAULT_SIMULATOR_INTERVAL_MS);
+	}
+
+	let closing: Promise<void> | undefined;
+	return {
+		url: `${origin}${BASE_PATH}`,
+		origin,
+		apiKey: apiKeys[0],
+		apiKeys,
+		signingSecret,
+		state: core.state,
+		close() {
+			closing ??= new Promise<void>((resolve) => {
+				simulator.stop();
+				webhooks.close();
+				server.close(() => resolve());
+				server.closeAllConnections();
+			});
+			return closing;
+		},
+	};
+}

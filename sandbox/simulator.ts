@@ -1,0 +1,60 @@
+/** Activity simulator: every interval one client-side change, chosen deterministically from the seed. */
+import { applyChange, type ChangeKind } from './changes';
+import type { SandboxCore } from './core';
+import { Random } from './random';
+
+export const DEFAULT_SIMULATOR_INTERVAL_MS = 5_000;
+
+/** Weighted so that replies and views are common, hires and new bids rarer. */
+const ACTIVITY: ChangeKind[] = ['clientReply', 'clientReply', 'viewed', 'viewed', 'hire', 'newProposal', 'newProposal', 'clientMessage', 'clientMessage', 'scheduleBid'];
+
+export class Simulator {
+	private timer: NodeJS.Timeout | undefined;
+	private rng: Random;
+	intervalMs = DEFAULT_SIMULATOR_INTERVAL_MS;
+	ticks = 0;
+	readonly recent: Array<{ kind: ChangeKind; at: string }> = [];
+
+	constructor(
+		private readonly core: SandboxCore,
+		private readonly seed: number,
+	) {
+		this.rng = new Random(seed ^ 0x51a1);
+	}
+
+	get running(): boolean {
+		return this.timer !== undefined;
+	}
+
+	start(intervalMs = DEFAULT_SIMULATOR_INTERVAL_MS): void {
+		if (!Number.isFinite(intervalMs) || intervalMs < 1) throw new Error('intervalMs must be a positive number.');
+		this.stop();
+		this.intervalMs = intervalMs;
+		this.timer = setInterval(() => this.tick(), intervalMs);
+	}
+
+	stop(): void {
+		if (this.timer !== undefined) clearInterval(this.timer);
+		this.timer = undefined;
+	}
+
+	/** Restarts the deterministic sequence (after a reset). */
+	rewind(): void {
+		this.rng = new Random(this.seed ^ 0x51a1);
+		this.ticks = 0;
+		this.recent.length = 0;
+	}
+
+	tick(): ChangeKind {
+		const kind = this.rng.pick(ACTIVITY);
+		applyChange(this.core, { kind });
+		this.ticks++;
+		this.recent.push({ kind, at: new Date().toISOString() });
+		if (this.recent.length > 100) this.recent.shift();
+		return kind;
+	}
+
+	status() {
+		return { running: this.running, intervalMs: this.intervalMs, ticks: this.ticks, recent: this.recent.slice(-20) };
+	}
+}
