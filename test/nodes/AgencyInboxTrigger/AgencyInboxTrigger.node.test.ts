@@ -1,0 +1,292 @@
+/** The trigger through n8n-core's WebhookContext and HookContext, with real raw bodies. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { HookContext } from 'n8n-core';
+import type { IDataObject } from 'n8n-workflow';
+
+import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
+import { MAX_REMEMBERED_DELIVERIES } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
+import type { TriggerWorkflow } from '../../helpers/engine';
+import { newSigningSecret, signDelivery } from './signedDeliveries';
+import { deliver, persistedStaticData, triggerWith } from './webhookRequests';
+
+const productionSecret = newSigningSecret();
+const testSecret = newSigningSecret();
+const secrets = { webhookSigningSecret: productionSecret, testWebhookSigningSecret: testSecret };
+
+const payloads = {
+	'proposal.accepted': {
+		proposal: { uid: 'prop-0001', coverLetter: 'Dear client — happy to help ✓', status: 'submitted', createdAt: '2026-01-01T09:00:00Z' },
+		job: { slug: 'react-dev', title: 'React developer', description: 'SPA work', createdAt: '2026-01-01T08:00:00Z' },
+		freelancer: { uid: 'mem-001', name: 'Ana', photoUrl: 'https://x/a.png', slug: 'ana' },
+		manager: { uid: 'mem-002', name: 'Ben', photoUrl: 'https://x/b.png', slug: 'ben' },
+		chat: { id: 'room-001' },
+	},
+	'chat.message.sent': { proposal: { uid: 'prop-0002' }, message: { text: 'Können wir morgen sprechen?' }, chat: { id: 'room-002' } },
+	'bid_intent.scheduled': { jobUid: 'job-77', bidId: 'bid-003' },
+	'message.attempt.exhausted': { messageId: 'msg_1', endpointId: 'ep_1' },
+} as const;
+
+type EventType = keyof typeof payloads;
+
+function enveloped(type: string, data: object, extra: object = {}) {
+	return JSON.stringify({ type, timestamp: '2026-03-04T05:06:07.000Z', data, ...extra });
+}
+
+function signedRequest(body: string, secret = productionSecret, options?: { id?: string; at?: Date }) {
+	return signDelivery(secret, body, options);
+}
+
+describe('Agency Inbox Trigger: deliveries', () => {
+	it.each(Object.keys(payloads) as EventType[])('starts one run for an enveloped %s with {event, deliveryId, timestamp, payload}', async (type) => {
+		const trigger = triggerWith({}, secrets);
+		const delivery = signedRequest(enveloped(type, payloads[type]), productionSecret, { id: `msg_${type}` });
+		const answer = await deliver(trigger, delivery);
+		expect(answer.status).toBe(200);
+		expect(answer.items).toEqual([
+			{ event: type, deliveryId: `msg_${type}`, timestamp: '2026-03-04T05:06:07.000Z', payload: payloads[type] },
+		]);
+	});
+
+	it.each(['proposal.accepted', 'chat.message.sent', 'bid_intent.scheduled'] as EventType[])(
+		'tells %s from the payload shape when the body carries no type, same item shape',
+		async (type) => {
+			const trigger = triggerWith({}, secrets);
+			const at = new Date();
+			const answer = await deliver(trigger, signedRequest(JSON.stringify(payloads[type]), productionSecret, { id: 'msg_bare', at }));
+			expect(answer.items).toEqual([
+				{ event: type, deliveryId: 'msg_bare', timestamp: new Date(Math.floor(at.getTime() / 1000) * 1000).toISOString(), payload: payloads[type] },
+			]);
+		},
+	);
+
+	it('takes the type from eventType as well, and from the shape of data when no type is given', async () => {
+		const trigger = triggerWith({}, secrets);
+		const byEventType = JSON.stringify({ eventType: 'bid_intent.scheduled', data: payloads['bid_intent.scheduled'] });
+		expect((await deliver(trigger, signedRequest(byEventType))).items?.[0]).toMatchObject({ event: 'bid_intent.scheduled', payload: payloads['bid_intent.scheduled'] });
+		const untyped = JSON.stringify({ timestamp: '2026-03-04T05:06:07Z', data: payloads['chat.message.sent'] });
+		expect((await deliver(trigger, signedRequest(untyped))).items?.[0]).toMatchObject({ event: 'chat.message.sent', payload: payloads['chat.message.sent'] });
+	});
+
+	it('runs an unknown shape only under All Events, labelled unknown', async () => {
+		const body = JSON.stringify({ something: 'else' });
+		const all = await deliver(triggerWith({ events: ['*'] }, secrets), signedRequest(body));
+		expect(all.items).toEqual([expect.objectContaining({ event: 'unknown', payload: { something: 'else' } })]);
+		const chosen = await deliver(
+			triggerWith({ events: ['proposal.accepted', 'chat.message.sent', 'bid_intent.scheduled', 'message.attempt.exhausted'] }, secrets),
+			signedRequest(body),
+		);
+		expect(chosen).toMatchObject({ status: 200, items: undefined });
+	});
+
+	it('answers 200 without a run for events not selected', async () => {
+		const trigger = triggerWith({ events: ['proposal.accepted'] }, secrets);
+		const ignored = await deliver(trigger, signedRequest(enveloped('chat.message.sent', payloads['chat.message.sent'])));
+		expect(ignored).toMatchObject({ status: 200, items: undefined, message: expect.stringContaining('not selected') });
+		const chosen = await deliver(trigger, signedRequest(enveloped('proposal.accepted', payloads['proposal.accepted'])));
+		expect(chosen.items).toHaveLength(1);
+	});
+
+	it('verifies the raw bytes: a body re-serialised by a parser is refused', async () => {
+		const trigger = triggerWith({}, secrets);
+		const delivery = signedRequest(enveloped('chat.message.sent', payloads['chat.message.sent']).replace('{"type"', '{ "type"'));
+		const reserialised = { body: Buffer.from(JSON.stringify(JSON.parse(delivery.body.toString()))), headers: delivery.headers };
+		expect((await deliver(trigger, delivery)).status).toBe(200);
+		expect(await deliver(triggerWith({}, secrets), reserialised)).toMatchObject({ status: 401, items: undefined });
+	});
+});
+
+describe('Agency Inbox Trigger: replays and duplicates', () => {
+	it('answers a replayed delivery id with 200 and no second run, also after a restart', async () => {
+		const trigger = triggerWith({}, secrets);
+		const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
+		const first = signedRequest(body, productionSecret, { id: 'msg_retry' });
+		expect((await deliver(trigger, first)).items).toHaveLength(1);
+		// The service retries with the same id and a fresh signature and timestamp.
+		const retry = signedRequest(body, productionSecret, { id: 'msg_retry', at: new Date(Date.now() + 5_000) });
+		expect(await deliver(trigger, retry)).toMatchObject({ status: 200, items: undefined, message: expect.stringContaining('already accepted') });
+		expect(await deliver(trigger, first)).toMatchObject({ status: 200, items: undefined });
+
+		// n8n restarts: a new Workflow object built from the persisted static data.
+		const restarted = triggerWith({}, secrets, persistedStaticData(trigger));
+		expect(await deliver(restarted, retry)).toMatchObject({ status: 200, items: undefined });
+		expect((await deliver(restarted, signedRequest(body, productionSecret, { id: 'msg_other' }))).items).toHaveLength(1);
+	});
+
+	it('keeps a bounded memory of ids', async () => {
+		const trigger = triggerWith({}, secrets);
+		const body = enveloped('bid_intent.scheduled', payloads['bid_intent.scheduled']);
+		for (let index = 0; index <= MAX_REMEMBERED_DELIVERIES; index++) {
+			await deliver(trigger, signedRequest(body, productionSecret, { id: `msg_${index}` }));
+		}
+		const remembered = persistedStaticData(trigger)['node:Node Under Test'] as IDataObject;
+		expect((remembered.acceptedDeliveries as unknown[]).length).toBe(MAX_REMEMBERED_DELIVERIES);
+		// The oldest id was forgotten; the newest is still refused.
+		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: 'msg_0' }))).items).toHaveLength(1);
+		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: `msg_${MAX_REMEMBERED_DELIVERIES}` }))).items).toBeUndefined();
+	});
+
+	it('does not remember a refused delivery: its retry starts the one run', async () => {
+		const trigger = triggerWith({}, secrets);
+		const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
+		const badlySigned = signedRequest(body, newSigningSecret(), { id: 'msg_fix' });
+		expect((await deliver(trigger, badlySigned)).status).toBe(401);
+		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: 'msg_fix' }))).items).toHaveLength(1);
+	});
+});
+
+describe('Agency Inbox Trigger: refusals', () => {
+	const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
+
+	it('refuses an invalid signature, a stale timestamp and an unsigned delivery with 401 and no run', async () => {
+		const trigger = triggerWith({}, secrets);
+		const wrong = await deliver(trigger, signedRequest(body, newSigningSecret()));
+		expect(wrong).toMatchObject({ status: 401, items: undefined, message: expect.stringContaining('No matching signature') });
+		const stale = await deliver(trigger, signedRequest(body, productionSecret, { at: new Date(Date.now() - 10 * 60_000) }));
+		expect(stale).toMatchObject({ status: 401, message: expect.stringContaining('too old') });
+		const unsigned = await deliver(trigger, { body: Buffer.from(body) });
+		expect(unsigned).toMatchObject({ status: 401, message: expect.stringContaining('Missing signature headers') });
+	});
+
+	it('refuses with 401 and says what to set when the URL in use has no secret, never echoing secrets', async () => {
+		const production = await deliver(triggerWith({}, { testWebhookSigningSecret: testSecret }), signedRequest(body));
+		expect(production.status).toBe(401);
+		expect(production.message).toContain('No Webhook Signing Secret is set');
+		expect(production.message).toContain('Production URL');
+		expect(production.message).not.toContain(testSecret);
+
+		const test = await deliver(triggerWith({}, { webhookSigningSecret: productionSecret }), signedRequest(body, testSecret), 'manual');
+		expect(test.status).toBe(401);
+		expect(test.message).toContain('No Test Webhook Signing Secret is set');
+		expect(test.message).toContain('Test URL');
+		expect(test.message).not.toContain(productionSecret);
+	});
+
+	it('refuses with 401 when the secret is not a signing secret, without repeating it', async () => {
+		const answer = await deliver(triggerWith({}, { webhookSigningSecret: 'whsec_not*base64' }), signedRequest(body));
+		expect(answer.status).toBe(401);
+		expect(answer.message).toContain('not a signing secret');
+		expect(answer.message).not.toContain('not*base64');
+	});
+
+	it('starts runs without verification only when the user turned it off', async () => {
+		const trigger = triggerWith({ options: { verifySignatures: false } }, {});
+		const unsigned = await deliver(trigger, { body: Buffer.from(body), headers: { 'webhook-id': 'msg_plain' } });
+		expect(unsigned.items).toEqual([expect.objectContaining({ event: 'chat.message.sent', deliveryId: 'msg_plain' })]);
+		expect((await deliver(trigger, { body: Buffer.from(body), headers: { 'webhook-id': 'msg_plain' } })).items).toBeUndefined();
+		const badlySigned = await deliver(trigger, signedRequest(body, newSigningSecret()));
+		expect(badlySigned.items).toHaveLength(1);
+	});
+});
+
+describe('Agency Inbox Trigger: test and production secrets', () => {
+	const body = enveloped('bid_intent.scheduled', payloads['bid_intent.scheduled']);
+
+	it('verifies the Production URL with Webhook Signing Secret only', async () => {
+		const trigger = triggerWith({}, secrets);
+		expect((await deliver(trigger, signedRequest(body, productionSecret))).items).toHaveLength(1);
+		expect((await deliver(trigger, signedRequest(body, testSecret))).status).toBe(401);
+	});
+
+	it('verifies the Test URL (manual mode) with Test Webhook Signing Secret only', async () => {
+		const trigger = triggerWith({}, secrets);
+		expect((await deliver(trigger, signedRequest(body, testSecret), 'manual')).items).toHaveLength(1);
+		expect((await deliver(trigger, signedRequest(body, productionSecret), 'manual')).status).toBe(401);
+	});
+});
+
+describe('Agency Inbox Trigger: sender allowlist', () => {
+	const body = enveloped('bid_intent.scheduled', payloads['bid_intent.scheduled']);
+
+	it.each([
+		['52.215.16.239', true],
+		['54.216.8.72', true],
+		['63.33.109.123', true],
+		['::ffff:63.33.109.123', true],
+		['2a05:d028:17:8000::1', true],
+		['2a05:d028:17:80ff:ffff:ffff:ffff:ffff', true],
+		['2a05:d028:17:8100::1', false],
+		['52.215.16.238', false],
+		['::ffff:10.0.0.1', false],
+		['127.0.0.1', false],
+		['::1', false],
+	])('with the allowlist on, %s is allowed: %s', async (ip, allowed) => {
+		const trigger = triggerWith({ options: { onlyServiceSenders: true } }, secrets);
+		const answer = await deliver(trigger, { ...signedRequest(body), ip });
+		expect(answer.status).toBe(allowed ? 200 : 403);
+		expect(answer.items?.length ?? 0).toBe(allowed ? 1 : 0);
+	});
+
+	it('is off by default', async () => {
+		const answer = await deliver(triggerWith({}, secrets), { ...signedRequest(body), ip: '203.0.113.9' });
+		expect(answer.items).toHaveLength(1);
+	});
+});
+
+describe('Agency Inbox Trigger: activation', () => {
+	let server: Server;
+	let baseUrl: string;
+	let agencyStatus = 200;
+	const seenAuthorization: string[] = [];
+
+	beforeAll(async () => {
+		server = createServer((request, response) => {
+			seenAuthorization.push(String(request.headers.authorization));
+			const found = request.url === '/service/v1/agency';
+			response.writeHead(found ? agencyStatus : 404, { 'content-type': 'application/json' });
+			response.end(JSON.stringify(found && agencyStatus === 200 ? { data: { uid: 'agency-1' } } : { status: agencyStatus }));
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/service/`;
+	});
+
+	afterAll(async () => await new Promise((resolve) => server.close(resolve)));
+
+	async function activate(trigger: TriggerWorkflow, mode: 'trigger' | 'manual' = 'trigger', activation: 'activate' | 'init' | 'manual' = 'activate') {
+		const context = new HookContext(trigger.workflow, trigger.node, trigger.additionalData, mode, activation);
+		const methods = new AgencyInboxTrigger().webhookMethods.default;
+		expect(await methods.checkExists.call(context)).toBe(false);
+		return await methods.create.call(context);
+	}
+
+	it('registers nothing and succeeds when the secret is set and the service answers', async () => {
+		agencyStatus = 200;
+		seenAuthorization.length = 0;
+		expect(await activate(triggerWith({}, { ...secrets, baseUrl }))).toBe(true);
+		expect(seenAuthorization).toEqual(['Bearer sandbox-key-1']);
+		expect(await activate(triggerWith({}, { ...secrets, baseUrl }), 'manual', 'manual')).toBe(true);
+	});
+
+	it('fails early naming the missing secret of the URL in use', async () => {
+		agencyStatus = 200;
+		await expect(activate(triggerWith({}, { testWebhookSigningSecret: testSecret, baseUrl }))).rejects.toThrow(
+			/No Webhook Signing Secret is set/,
+		);
+		await expect(activate(triggerWith({}, { webhookSigningSecret: productionSecret, baseUrl }), 'manual', 'manual')).rejects.toThrow(
+			/No Test Webhook Signing Secret is set/,
+		);
+		expect(await activate(triggerWith({ options: { verifySignatures: false } }, { baseUrl }))).toBe(true);
+	});
+
+	it('fails early when the credential cannot reach the service, without echoing the key', async () => {
+		agencyStatus = 403;
+		const refused = activate(triggerWith({}, { ...secrets, baseUrl }));
+		await expect(refused).rejects.toThrow(/rejected the API key \(HTTP 403\)/);
+		await expect(refused).rejects.not.toThrow(/sandbox-key-1/);
+		await expect(activate(triggerWith({}, { ...secrets, baseUrl: 'http://127.0.0.1:9/service' }))).rejects.toThrow(
+			/could not be reached/,
+		);
+	});
+
+	it('does not let a service outage block reactivation when n8n restarts', async () => {
+		agencyStatus = 503;
+		expect(await activate(triggerWith({}, { ...secrets, baseUrl }), 'trigger', 'init')).toBe(true);
+	});
+
+	it('deletes nothing', async () => {
+		const trigger = triggerWith({}, secrets);
+		const context = new HookContext(trigger.workflow, trigger.node, trigger.additionalData, 'trigger', 'activate');
+		expect(await new AgencyInboxTrigger().webhookMethods.default.delete.call(context)).toBe(true);
+	});
+});

@@ -1,0 +1,103 @@
+/** Request and response objects shaped like the ones n8n's webhook server hands to a node. */
+import type { IDataObject, IWebhookResponseData } from 'n8n-workflow';
+
+import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
+import { type CredentialData, TriggerWorkflow } from '../../helpers/engine';
+
+export interface RequestInput {
+	body: Buffer;
+	headers?: Record<string, string>;
+	/** The client address as Express resolves it (req.ip). */
+	ip?: string;
+}
+
+/**
+ * As n8n's raw body reader and body parser leave it: the raw bytes in `rawBody`, the parsed JSON
+ * in `body`, lowercase header names, and Express's `ip`/`ips`.
+ */
+export function n8nRequest({ body, headers = {}, ip = '127.0.0.1' }: RequestInput) {
+	let parsed: unknown = {};
+	try {
+		parsed = body.length ? JSON.parse(body.toString('utf8')) : {};
+	} catch {
+		parsed = {};
+	}
+	return {
+		method: 'POST',
+		url: '/webhook/agency-inbox',
+		headers: { 'content-type': 'application/json', 'content-length': String(body.length), ...headers },
+		contentType: 'application/json',
+		rawBody: body,
+		body: parsed,
+		readRawBody: async () => {},
+		ip,
+		ips: [],
+		params: {},
+		query: {},
+		socket: { remoteAddress: ip },
+	};
+}
+
+/** Records what the node writes when it answers a refused delivery itself. */
+export class RecordedResponse {
+	statusCode?: number;
+
+	headers: Record<string, string> = {};
+
+	body = '';
+
+	writeHead(status: number, headers: Record<string, string> = {}) {
+		this.statusCode = status;
+		this.headers = headers;
+		return this;
+	}
+
+	end(body = '') {
+		this.body = body;
+		return this;
+	}
+}
+
+export interface Answer {
+	/** The status the sender sees: the node's own, else n8n's 200 for onReceived. */
+	status: number;
+	/** Items of the run the delivery started; undefined when no run starts. */
+	items?: IDataObject[];
+	message?: string;
+	result: IWebhookResponseData;
+}
+
+export async function deliver(
+	trigger: TriggerWorkflow,
+	input: RequestInput,
+	mode: 'webhook' | 'manual' = 'webhook',
+): Promise<Answer> {
+	const response = new RecordedResponse();
+	const result = await trigger.webhook(n8nRequest(input), response, 'default', mode);
+	if (result.noWebhookResponse) {
+		return { status: response.statusCode ?? 0, items: undefined, message: JSON.parse(response.body).message, result };
+	}
+	const items = result.workflowData?.[0]?.map((item) => item.json);
+	const message = (result.webhookResponse as IDataObject | undefined)?.message as string | undefined;
+	return { status: 200, items, message, result };
+}
+
+/**
+ * The static data n8n would persist. Read through JSON: n8n wraps static data in an observable
+ * proxy, which structuredClone (TriggerWorkflow.staticData) cannot copy.
+ */
+export function persistedStaticData(trigger: TriggerWorkflow): IDataObject {
+	return JSON.parse(JSON.stringify(trigger.workflow.staticData)) as IDataObject;
+}
+
+export function triggerWith(parameters: IDataObject, credentials: CredentialData, staticData?: IDataObject) {
+	return new TriggerWorkflow(
+		{
+			type: 'agencyInboxTrigger',
+			nodeType: new AgencyInboxTrigger(),
+			parameters: { events: ['*'], options: {}, ...parameters } as never,
+			credentials: { agencyInboxApi: { apiKey: 'sandbox-key-1', baseUrl: 'http://127.0.0.1:9/service', ...credentials } },
+		},
+		staticData,
+	);
+}
