@@ -94,6 +94,14 @@ export class AgencyInboxApi implements ICredentialType {
 			{
 				type: 'responseCode',
 				properties: {
+					value: 429,
+					message:
+						'The key works, but its request budget is spent for now (HTTP 429). Wait a minute and test again; if it persists, lower Requests per Minute to what the service allows you.',
+				},
+			},
+			{
+				type: 'responseCode',
+				properties: {
 					value: 404,
 					message:
 						'Nothing answers at this Base URL (HTTP 404). It must be the API host followed by /service, for example https://api.example.com/service.',
