@@ -1,0 +1,3 @@
+export { searchFreelancers } from './searchFreelancers';
+export { searchProposals } from './searchProposals';
+export { searchRooms } from './searchRooms';

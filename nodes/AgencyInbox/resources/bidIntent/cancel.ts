@@ -1,0 +1,30 @@
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+
+import { requireIdentifier } from '../../shared/inputs';
+
+const show = { resource: ['bidIntent'], operation: ['cancel'] };
+
+export const bidIntentCancelOperation: INodePropertyOptions = {
+	name: 'Cancel',
+	value: 'cancel',
+	action: 'Cancel a scheduled bid intent',
+	description: 'Cancel a bid that the automatic bidder has scheduled',
+	routing: { request: { method: 'DELETE' }, send: { paginate: true } },
+};
+
+export const bidIntentCancelProperties: INodeProperties[] = [
+	{
+		displayName: 'Bid Intent ID',
+		name: 'bidIntentId',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. bid-001',
+		description: 'ID of the scheduled bid intent, for example from the bid_intent.scheduled event of the Agency Inbox Trigger',
+		displayOptions: { show },
+		routing: {
+			request: { url: '=/v1/bid-intents/{{ encodeURIComponent($value) }}' },
+			send: { preSend: [requireIdentifier('bidIntentId', 'Bid Intent ID')] },
+		},
+	},
+];

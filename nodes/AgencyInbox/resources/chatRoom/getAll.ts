@@ -1,0 +1,83 @@
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+
+import { listControls } from '../../shared/descriptions';
+
+const show = { resource: ['chatRoom'], operation: ['getAll'] };
+
+export const chatRoomGetAllOperation: INodePropertyOptions = {
+	name: 'Get Many',
+	value: 'getAll',
+	action: 'Get many chat rooms',
+	description: 'Get many Master Inbox chat rooms, most recent message first by default',
+	routing: { request: { method: 'GET', url: '/v1/master-inbox/rooms' }, send: { paginate: true } },
+};
+
+export const chatRoomGetAllProperties: INodeProperties[] = [
+	...listControls(show),
+	{
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		displayOptions: { show },
+		options: [
+			{
+				displayName: 'Client Messages Only',
+				name: 'clientMessageOnly',
+				type: 'boolean',
+				default: true,
+				description: 'Whether to return only rooms whose latest message comes from the client',
+				routing: { send: { type: 'query', property: 'clientMessageOnly', value: '={{ String($value) }}' } },
+			},
+			{
+				displayName: 'Participants',
+				name: 'participants',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. mem-001, Jane Doe',
+				description: 'Comma-separated user IDs or names; rooms with any of them are returned',
+				routing: { send: { type: 'query', property: 'participants' } },
+			},
+			{
+				displayName: 'Search',
+				name: 'search',
+				type: 'string',
+				default: '',
+				description: 'Text to search for in the rooms',
+				routing: { send: { type: 'query', property: 'search' } },
+			},
+		],
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show },
+		options: [
+			{
+				displayName: 'Page Size',
+				name: 'pageSize',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: 20,
+				description: 'How many rooms to fetch per request; larger pages need fewer requests of the rate limit',
+				routing: { send: { type: 'query', property: 'pageSize', value: '={{ String($value) }}' } },
+			},
+			{
+				displayName: 'Sort',
+				name: 'sort',
+				type: 'options',
+				options: [
+					{ name: 'Latest Message First', value: 'date-desc' },
+					{ name: 'Oldest Message First', value: 'date-asc' },
+				],
+				default: 'date-desc',
+				description: 'Order by the time of the latest message',
+				routing: { send: { type: 'query', property: 'sort' } },
+			},
+		],
+	},
+];

@@ -1,0 +1,40 @@
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+
+import { listControls } from '../../shared/descriptions';
+
+const show = { resource: ['invitation'], operation: ['getAll'] };
+
+export const invitationGetAllOperation: INodePropertyOptions = {
+	name: 'Get Many',
+	value: 'getAll',
+	action: 'Get many invitations',
+	description: 'Get many job invitations received by the agency',
+	routing: { request: { method: 'GET', url: '/v1/agency/invitations' }, send: { paginate: true } },
+};
+
+export const invitationGetAllProperties: INodeProperties[] = [
+	...listControls(show),
+	{
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		displayOptions: { show },
+		options: [
+			{
+				displayName: 'Status',
+				name: 'status',
+				type: 'options',
+				options: [
+					{ name: 'Accepted', value: 'accepted' },
+					{ name: 'Declined', value: 'declined' },
+					{ name: 'Pending', value: 'pending' },
+				],
+				default: 'pending',
+				description: 'Only invitations with this status',
+				routing: { send: { type: 'query', property: 'status' } },
+			},
+		],
+	},
+];

@@ -1,0 +1,39 @@
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+
+import { listControls } from '../../shared/descriptions';
+
+const show = { resource: ['member'], operation: ['getAll'] };
+
+export const memberGetAllOperation: INodePropertyOptions = {
+	name: 'Get Many',
+	value: 'getAll',
+	action: 'Get many members',
+	description: 'Get many members of the agency',
+	routing: { request: { method: 'GET', url: '/v1/agency/members' }, send: { paginate: true } },
+};
+
+export const memberGetAllProperties: INodeProperties[] = [
+	...listControls(show),
+	{
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		displayOptions: { show },
+		options: [
+			{
+				displayName: 'Role',
+				name: 'role',
+				type: 'options',
+				options: [
+					{ name: 'Business Manager', value: 'business_manager' },
+					{ name: 'Member', value: 'member' },
+				],
+				default: 'member',
+				description: 'Only members with this role',
+				routing: { send: { type: 'query', property: 'role' } },
+			},
+		],
+	},
+];

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { sleep } from 'n8n-workflow';
+
+/** One request admitted by the budget; it keeps its place in the window until it is answered. */
+export interface BudgetSlot {
+	answeredAt?: number;
+}
+
+export interface BudgetTiming {
+	/** Length of the service's rolling window. */
+	windowMs: number;
+	/** Slack added to each slot so our clock never runs ahead of the service's. */
+	marginMs: number;
+	/** How often to look again while every slot is held by an unanswered request. */
+	busyPollMs: number;
+}
+
+/**
+ * Identifies an API key at one service without keeping the key: the SHA-256 of base URL and key.
+ * The base URL is part of it because the same key at another service has another budget.
+ */
+export function budgetKeyFor(apiKey: string, baseUrl: string): string {
+	return createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex');
+}
+
+/**
+ * Rolling-window request budget per API key. A slot counts from the moment the request is sent
+ * until one window after its answer arrived: the service counts the request somewhere in between,
+ * so the service's own window never sees more than `limit` requests.
+ */
+export class RollingWindowBudget {
+	private readonly slotsByKey = new Map<string, BudgetSlot[]>();
+
+	private readonly pausedUntilByKey = new Map<string, number>();
+
+	constructor(private readonly timing: BudgetTiming) {}
+
+	/** Waits until the key has a free slot, then takes it. */
+	async acquire(budgetKey: string, limit: number): Promise<BudgetSlot> {
+		for (;;) {
+			const waitMs = this.waitBeforeNextSlot(budgetKey, limit, Date.now());
+			if (waitMs <= 0) {
+				const slot: BudgetSlot = {};
+				this.slotsOf(budgetKey).push(slot);
+				return slot;
+			}
+			await sleep(waitMs);
+		}
+	}
+
+	/** Marks the slot's request as answered; its place frees one window later. */
+	release(slot: BudgetSlot): void {
+		slot.answeredAt ??= Date.now();
+	}
+
+	/** Holds every request of the key until the given time (the service said so with a 429). */
+	pauseUntil(budgetKey: string, time: number): void {
+		this.pausedUntilByKey.set(budgetKey, Math.max(time, this.pausedUntilByKey.get(budgetKey) ?? 0));
+	}
+
+	/** Milliseconds to wait before the key may send again; 0 when it may send now. */
+	waitBeforeNextSlot(budgetKey: string, limit: number, now: number): number {
+		const pausedFor = (this.pausedUntilByKey.get(budgetKey) ?? 0) - now;
+		if (pausedFor > 0) return pausedFor;
+		const slots = this.dropExpiredSlots(budgetKey, now);
+		if (slots.length < Math.max(1, limit)) return 0;
+		const expiries = slots.filter((slot) => slot.answeredAt !== undefined).map((slot) => this.expiryOf(slot));
+		if (expiries.length === 0) return this.timing.busyPollMs;
+		return Math.max(1, Math.min(...expiries) - now);
+	}
+
+	/** Forgets every key's history (tests start from an empty budget). */
+	clear(): void {
+		this.slotsByKey.clear();
+		this.pausedUntilByKey.clear();
+	}
+
+	private expiryOf(slot: BudgetSlot): number {
+		return (slot.answeredAt ?? Infinity) + this.timing.windowMs + this.timing.marginMs;
+	}
+
+	private slotsOf(budgetKey: string): BudgetSlot[] {
+		let slots = this.slotsByKey.get(budgetKey);
+		if (!slots) {
+			slots = [];
+			this.slotsByKey.set(budgetKey, slots);
+		}
+		return slots;
+	}
+
+	private dropExpiredSlots(budgetKey: string, now: number): BudgetSlot[] {
+		const live = this.slotsOf(budgetKey).filter((slot) => this.expiryOf(slot) > now);
+		this.slotsByKey.set(budgetKey, live);
+		return live;
+	}
+}

@@ -1,0 +1,242 @@
+/**
+ * The one request pipeline: every request of every Agency Inbox node goes through here.
+ * Budget per API key, 429 waits, retries of reads, cursor paging, problem objects as NodeApiError.
+ */
+import type {
+	IAllExecuteFunctions,
+	ICredentialDataDecryptedObject,
+	IDataObject,
+	IHttpRequestMethods,
+	IHttpRequestOptions,
+	IN8nHttpFullResponse,
+	INode,
+} from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
+
+import type { ProblemObject, RequestFailure } from './errors';
+import { toNodeApiError } from './errors';
+import type { Envelope } from './pagination';
+import { collectRecords } from './pagination';
+import { budgetKeyFor, RollingWindowBudget } from './requestBudget';
+
+export { toNodeApiError } from './errors';
+export { collectRecords, nextCursorToFollow } from './pagination';
+export type { Envelope, FetchPage } from './pagination';
+export { budgetKeyFor } from './requestBudget';
+export { simplifyProposal } from './simplifyProposal';
+
+export const CREDENTIAL_TYPE = 'agencyInboxApi';
+
+const DEFAULT_REQUESTS_PER_MINUTE = 20;
+
+/** Timing of the pipeline. Tests shorten it; n8n never changes it. */
+export const pipelineTiming = {
+	/** The service's rolling rate-limit window. */
+	windowMs: 60_000,
+	marginMs: 20,
+	busyPollMs: 25,
+	/** Least wait after a 429, so a Retry-After of 0 cannot spin. */
+	minRateLimitWaitMs: 250,
+	/** Most time spent waiting on 429 answers for one request before failing. */
+	maxRateLimitWaitMs: 120_000,
+	/** Waits before each retry of a read after a 5xx or network error. */
+	retryBackoffMs: [1_000, 2_000, 4_000],
+};
+
+/** Module-level, so every execution in the n8n process shares one budget per API key. */
+export const requestBudget = new RollingWindowBudget(pipelineTiming);
+
+/** Only for tests: forget every key's history so tests do not share a budget. */
+export function resetRequestBudgets(): void {
+	requestBudget.clear();
+}
+
+/** The parts of an n8n function context the pipeline uses (execute, poll, webhook, load options). */
+export interface PipelineContext {
+	getNode(): INode;
+	getCredentials<T extends object = ICredentialDataDecryptedObject>(type: string, itemIndex?: number): Promise<T>;
+	helpers: { httpRequestWithAuthentication: IAllExecuteFunctions['helpers']['httpRequestWithAuthentication'] };
+}
+
+export interface PipelineRequest {
+	method: string;
+	path: string;
+	/** Reads may be sent again after a 5xx or network error; writes only after a 429. */
+	idempotent: boolean;
+	budgetKey: string;
+	/** Requests per rolling window for this key. */
+	limit: number;
+	/** Text never to show in an error (the API key). */
+	secret?: string;
+	itemIndex?: number;
+}
+
+/** How long a 429 asks us to wait: Retry-After in seconds or as an HTTP date, else one window. */
+export function rateLimitWaitMs(headers: IDataObject | undefined, now = Date.now()): number {
+	const retryAfter = headers?.['retry-after'] ?? headers?.['Retry-After'];
+	if (retryAfter === undefined || retryAfter === null || retryAfter === '') return pipelineTiming.windowMs;
+	const seconds = Number(retryAfter);
+	if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+	const date = Date.parse(String(retryAfter));
+	return Number.isNaN(date) ? pipelineTiming.windowMs : Math.max(0, date - now);
+}
+
+function problemFrom(body: unknown): ProblemObject | undefined {
+	const parsed = typeof body === 'string' ? parseJsonOrUndefined(body) : body;
+	return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as ProblemObject) : undefined;
+}
+
+function parseJsonOrUndefined(text: string): unknown {
+	try {
+		return JSON.parse(text);
+	} catch {
+		return undefined;
+	}
+}
+
+/** The code of a network-level failure (ECONNRESET, ...), found on the error or its cause. */
+function networkErrorCodeOf(error: unknown): string | undefined {
+	let current = error as { code?: unknown; cause?: unknown } | undefined;
+	for (let depth = 0; current && depth < 4; depth++) {
+		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return current.code;
+		current = current.cause as typeof current;
+	}
+	return undefined;
+}
+
+/**
+ * Sends one request within the key's budget: waits for a slot, honours 429 (Retry-After) within a
+ * bounded total wait, retries idempotent requests on 5xx and network errors with backoff, and turns
+ * any remaining failure into NodeApiError. `send` must perform exactly one HTTP request.
+ */
+export async function sendThroughPipeline(
+	context: Pick<PipelineContext, 'getNode'>,
+	send: () => Promise<IN8nHttpFullResponse>,
+	request: PipelineRequest,
+): Promise<IN8nHttpFullResponse> {
+	let rateLimitWaitedMs = 0;
+	let retriesAfterFailure = 0;
+	let attempts = 0;
+	const fail = (failure: Partial<RequestFailure>) =>
+		toNodeApiError(
+			context.getNode(),
+			{ method: request.method, path: request.path, attempts, ...failure },
+			request.secret,
+			request.itemIndex,
+		);
+	const mayRetryFailure = () => request.idempotent && retriesAfterFailure < pipelineTiming.retryBackoffMs.length;
+
+	for (;;) {
+		const slot = await requestBudget.acquire(request.budgetKey, request.limit);
+		attempts++;
+		let response: IN8nHttpFullResponse;
+		try {
+			response = await send();
+		} catch (error) {
+			const networkErrorCode = networkErrorCodeOf(error);
+			if (networkErrorCode && mayRetryFailure()) {
+				await sleep(pipelineTiming.retryBackoffMs[retriesAfterFailure++]);
+				continue;
+			}
+			throw fail({ networkErrorCode: networkErrorCode ?? 'request failed' });
+		} finally {
+			requestBudget.release(slot);
+		}
+
+		const status = response.statusCode;
+		if (status < 400) return response;
+		if (status === 429) {
+			// The service did not process it, so even a message may be sent again.
+			const waitMs = Math.max(pipelineTiming.minRateLimitWaitMs, rateLimitWaitMs(response.headers as IDataObject));
+			if (rateLimitWaitedMs + waitMs <= pipelineTiming.maxRateLimitWaitMs) {
+				rateLimitWaitedMs += waitMs;
+				requestBudget.pauseUntil(request.budgetKey, Date.now() + waitMs);
+				continue;
+			}
+		} else if (status >= 500 && mayRetryFailure()) {
+			await sleep(pipelineTiming.retryBackoffMs[retriesAfterFailure++]);
+			continue;
+		}
+		throw fail({
+			statusCode: status,
+			problem: problemFrom(response.body),
+			rateLimitWaitSeconds: Math.round(rateLimitWaitedMs / 1000),
+		});
+	}
+}
+
+interface AgencyInboxCredentials {
+	apiKey: string;
+	baseUrl: string;
+	requestsPerMinute?: number;
+}
+
+/** Base URL without trailing slashes, as the credential documents. */
+export function normalizeBaseUrl(baseUrl: string): string {
+	return String(baseUrl ?? '').replace(/\/+$/, '');
+}
+
+function asEnvelope(body: unknown): Envelope {
+	const parsed = typeof body === 'string' ? parseJsonOrUndefined(body) : body;
+	return parsed && typeof parsed === 'object' ? (parsed as Envelope) : {};
+}
+
+/** One request through the pipeline with the node's credential; answers the parsed envelope. */
+export async function requestEnvelope(
+	context: PipelineContext,
+	options: IHttpRequestOptions,
+	itemIndex?: number,
+): Promise<Envelope> {
+	const credentials = await context.getCredentials<AgencyInboxCredentials>(CREDENTIAL_TYPE, itemIndex);
+	const baseURL = normalizeBaseUrl(credentials.baseUrl);
+	const method = (options.method ?? 'GET').toUpperCase() as IHttpRequestMethods;
+	const send = async () =>
+		(await context.helpers.httpRequestWithAuthentication.call(context as IAllExecuteFunctions, CREDENTIAL_TYPE, {
+			...options,
+			baseURL,
+			method,
+			json: true,
+			returnFullResponse: true,
+			ignoreHttpStatusErrors: true,
+		})) as IN8nHttpFullResponse;
+	const response = await sendThroughPipeline(context, send, {
+		method,
+		path: options.url,
+		idempotent: method === 'GET',
+		budgetKey: budgetKeyFor(credentials.apiKey, baseURL),
+		limit: Number(credentials.requestsPerMinute) || DEFAULT_REQUESTS_PER_MINUTE,
+		secret: credentials.apiKey,
+		itemIndex,
+	});
+	return asEnvelope(response.body);
+}
+
+/** The request of the given page: the same query plus pageCursor. */
+export function withPageCursor(options: IHttpRequestOptions, pageCursor: string | undefined): IHttpRequestOptions {
+	if (pageCursor === undefined) return options;
+	return { ...options, qs: { ...(options.qs ?? {}), pageCursor } };
+}
+
+/** For programmatic nodes (triggers, list search): one request, the parsed envelope back. */
+export async function agencyInboxApiRequest(
+	this: PipelineContext,
+	method: IHttpRequestMethods,
+	path: string,
+	{ qs, body }: { qs?: IDataObject; body?: IDataObject } = {},
+): Promise<Envelope> {
+	return await requestEnvelope(this, { method, url: path, qs, body });
+}
+
+/** For programmatic nodes: every record of a list (up to `limit`), following the cursors. */
+export async function agencyInboxApiPaginate(
+	this: PipelineContext,
+	path: string,
+	qs: IDataObject = {},
+	limit = Infinity,
+): Promise<IDataObject[]> {
+	const firstPage: IHttpRequestOptions = { method: 'GET', url: path, qs };
+	return await collectRecords(
+		async (pageCursor) => await requestEnvelope(this, withPageCursor(firstPage, pageCursor)),
+		limit,
+	);
+}
