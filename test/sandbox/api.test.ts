@@ -1,0 +1,226 @@
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { allPages, apiClient, control, expectProblem } from './client';
+
+describe('sandbox API: auth, lists, Send Message, cancel', () => {
+	let sandbox: Sandbox;
+	let api: ReturnType<typeof apiClient>;
+	let ctl: ReturnType<typeof control>;
+
+	beforeAll(async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0 });
+		api = apiClient(sandbox);
+		ctl = control(sandbox);
+	});
+	afterAll(() => sandbox.close());
+	beforeEach(() => ctl.post('/reset'));
+
+	describe('authentication', () => {
+		test('missing key or non-Bearer scheme is 401', async () => {
+			expectProblem(await apiClient(sandbox, null).get('/v1/agency'), 401, /missing/);
+			const basic = await fetch(`${sandbox.url}/v1/agency`, { headers: { authorization: 'Basic abc' } });
+			expect(basic.status).toBe(401);
+		});
+
+		test('unknown key is 403', async () => {
+			expectProblem(await apiClient(sandbox, 'wrong-key').get('/v1/agency'), 403, /invalid/);
+		});
+
+		test('both keys work; the request log names key ids, never keys', async () => {
+			await ctl.delete('/requests');
+			expect((await apiClient(sandbox, sandbox.apiKeys[0]).get('/v1/agency')).status).toBe(200);
+			expect((await apiClient(sandbox, sandbox.apiKeys[1]).get('/v1/agency', { x: 1 })).status).toBe(200);
+			await apiClient(sandbox, 'nope').get('/v1/agency');
+			const log = (await ctl.get('/requests')).body.data;
+			expect(log.map((r: any) => [r.method, r.path, r.apiKey, r.status])).toEqual([
+				['GET', '/v1/agency', 'key-1', 200],
+				['GET', '/v1/agency', 'key-2', 200],
+				['GET', '/v1/agency', 'unknown', 403],
+			]);
+			expect(log[1].query).toEqual({ x: '1' });
+			expect(JSON.stringify(log)).not.toContain(sandbox.apiKey);
+		});
+	});
+
+	test('agency profile', async () => {
+		const res = await api.get('/v1/agency');
+		expect(res.status).toBe(200);
+		expect(res.body.data).toEqual({ uid: 'agency-001', name: expect.any(String), description: expect.any(String), timezone: expect.any(String), connectsBalance: expect.any(Number) });
+	});
+
+	test('unknown path is a 404 problem', async () => {
+		expectProblem(await api.get('/v1/nothing'), 404);
+	});
+
+	test('members: both roles, role filter, pagination', async () => {
+		const all = (await allPages(api, '/v1/agency/members', { pageSize: 5 })).flatMap((p) => p.body.data);
+		expect(all.map((m: any) => m.uid)).toEqual(sandbox.state.members.map((m) => m.uid));
+		expect(all[0].uid).toBe('mem-001');
+		expect(new Set(all.map((m: any) => m.role))).toEqual(new Set(['member', 'business_manager']));
+		const managers = (await allPages(api, '/v1/agency/members', { role: 'business_manager' })).flatMap((p) => p.body.data);
+		expect(managers.length).toBeGreaterThan(0);
+		expect(managers.every((m: any) => m.role === 'business_manager')).toBe(true);
+		expectProblem(await api.get('/v1/agency/members', { role: 'owner' }), 400, /role/);
+	});
+
+	test('invitations: three states, status filter, pagination', async () => {
+		const all = (await allPages(api, '/v1/agency/invitations', { pageSize: 10 })).flatMap((p) => p.body.data);
+		expect(all).toHaveLength(sandbox.state.invitations.length);
+		expect(new Set(all.map((i: any) => i.invite.status))).toEqual(new Set(['PENDING', 'ACCEPTED', 'DECLINED']));
+		for (const status of ['accepted', 'pending', 'declined']) {
+			const filtered = (await allPages(api, '/v1/agency/invitations', { status })).flatMap((p) => p.body.data);
+			expect(filtered.length).toBeGreaterThan(0);
+			expect(filtered.every((i: any) => i.invite.status === status.toUpperCase())).toBe(true);
+		}
+		expect(all[0].invite.uid).toMatch(/^inv-\d{3}$/);
+		expectProblem(await api.get('/v1/agency/invitations', { status: 'maybe' }), 400, /status/);
+	});
+
+	describe('rooms', () => {
+		test('default sort date-desc by lastStoryAt, date-asc reverses, all rooms once', async () => {
+			const desc = (await allPages(api, '/v1/master-inbox/rooms', { pageSize: 25 })).flatMap((p) => p.body.data);
+			const asc = (await allPages(api, '/v1/master-inbox/rooms', { sort: 'date-asc', pageSize: 7 })).flatMap((p) => p.body.data);
+			expect(desc).toHaveLength(sandbox.state.rooms.length);
+			const descTimes = desc.map((r: any) => r.lastStoryAt);
+			expect([...descTimes].sort().reverse()).toEqual(descTimes);
+			expect(asc.map((r: any) => r.roomId)).toEqual([...desc.map((r: any) => r.roomId)].reverse());
+			expectProblem(await api.get('/v1/master-inbox/rooms', { sort: 'name' }), 400, /sort/);
+		});
+
+		test('a rooms cursor is bound to its sort', async () => {
+			const page = await api.get('/v1/master-inbox/rooms', { sort: 'date-asc' });
+			expectProblem(await api.get('/v1/master-inbox/rooms', { pageCursor: page.body.meta.nextCursor }), 400, /ordering/);
+		});
+
+		test('pageSize and search', async () => {
+			const page = await api.get('/v1/master-inbox/rooms', { pageSize: 3 });
+			expect(page.body.data).toHaveLength(3);
+			expect(page.body.meta.pageSize).toBe(3);
+			const topic = sandbox.state.rooms[4].topic!;
+			const found = (await allPages(api, '/v1/master-inbox/rooms', { search: topic.toUpperCase() })).flatMap((p) => p.body.data);
+			expect(found.length).toBeGreaterThan(0);
+			expect(found.map((r: any) => r.roomId)).toContain('room-005');
+			expect(found.every((r: any) => `${r.roomName} ${r.topic} ${r.lastStory?.message}`.toLowerCase().includes(topic.toLowerCase()))).toBe(true);
+		});
+
+		test('participants matches any roomUser by id or name, comma-separated', async () => {
+			const byId = (await allPages(api, '/v1/master-inbox/rooms', { participants: 'client-003' })).flatMap((p) => p.body.data);
+			expect(byId.map((r: any) => r.roomId)).toEqual(['room-003']);
+			const clientName = sandbox.state.rooms[6].roomUsers[0].user.name!;
+			const byNames = (await allPages(api, '/v1/master-inbox/rooms', { participants: `client-003, ${clientName}` })).flatMap((p) => p.body.data);
+			expect(byNames.map((r: any) => r.roomId)).toEqual(expect.arrayContaining(['room-003', 'room-007']));
+			const memberRooms = (await allPages(api, '/v1/master-inbox/rooms', { participants: 'mem-002' })).flatMap((p) => p.body.data);
+			expect(memberRooms.length).toBeGreaterThan(0);
+			expect(memberRooms.every((r: any) => r.roomUsers.some((u: any) => u.user.id === 'mem-002'))).toBe(true);
+		});
+
+		test('clientMessageOnly=true keeps rooms whose last story is from a non-member', async () => {
+			const memberIds = new Set(sandbox.state.members.map((m) => m.uid));
+			const only = (await allPages(api, '/v1/master-inbox/rooms', { clientMessageOnly: 'true' })).flatMap((p) => p.body.data);
+			expect(only.length).toBeGreaterThan(0);
+			expect(only.length).toBeLessThan(sandbox.state.rooms.length);
+			expect(only.every((r: any) => !memberIds.has(r.lastStory.user.id))).toBe(true);
+			const all = (await allPages(api, '/v1/master-inbox/rooms', { clientMessageOnly: 'false' })).flatMap((p) => p.body.data);
+			expect(all).toHaveLength(sandbox.state.rooms.length);
+			expectProblem(await api.get('/v1/master-inbox/rooms', { clientMessageOnly: 'yes' }), 400);
+		});
+	});
+
+	test('stories: newest first, search, pagination, 404 for unknown room', async () => {
+		const roomId = 'room-002';
+		const stories = (await allPages(api, `/v1/master-inbox/rooms/${roomId}/stories`, { pageSize: 2 })).flatMap((p) => p.body.data);
+		expect(stories).toHaveLength(sandbox.state.stories[roomId].length);
+		expect(stories[0].storyId).toBe(sandbox.state.rooms[1].lastStoryId);
+		expect(Object.keys(stories[0]).sort()).toEqual(['attachments', 'createdAt', 'message', 'storyId', 'userId', 'userName', 'userPhotoUrl']);
+		const word = stories[0].message.split(' ')[0];
+		const searched = (await api.get(`/v1/master-inbox/rooms/${roomId}/stories`, { search: word, pageSize: 100 })).body.data;
+		expect(searched.length).toBeGreaterThan(0);
+		expect(searched.every((s: any) => s.message.toLowerCase().includes(word.toLowerCase()))).toBe(true);
+		expectProblem(await api.get('/v1/master-inbox/rooms/room-999/stories'), 404, /room-999/);
+	});
+
+	describe('Send Message', () => {
+		const path = '/v1/master-inbox/rooms/room-001/stories';
+		const sender = () => sandbox.state.rooms[0].roomUsers.find((u) => u.role !== 'client')!.user.id;
+
+		test('stores the story, returns it, and makes it the room lastStory', async () => {
+			const res = await api.post(path, { message: 'Hello from the agency', freelancerUid: sender() });
+			expect(res.status).toBe(200);
+			expect(res.body.data).toEqual({ storyId: expect.stringMatching(/^story-/), userId: sender(), userName: expect.any(String), userPhotoUrl: expect.any(String), message: 'Hello from the agency', createdAt: expect.any(String) });
+			const messages = (await ctl.get('/messages')).body.data;
+			expect(messages).toEqual([expect.objectContaining({ storyId: res.body.data.storyId, roomId: 'room-001', freelancerUid: sender(), message: 'Hello from the agency' })]);
+			const listed = await api.get('/v1/master-inbox/rooms/room-001/stories');
+			expect(listed.body.data[0].storyId).toBe(res.body.data.storyId);
+			expect(sandbox.state.rooms[0].lastStory?.storyId).toBe(res.body.data.storyId);
+		});
+
+		test('400: missing or blank message, missing freelancerUid, freelancer not a participant', async () => {
+			expectProblem(await api.post(path, { freelancerUid: sender() }), 400, /message/);
+			expectProblem(await api.post(path, { message: '   ', freelancerUid: sender() }), 400, /message/);
+			expectProblem(await api.post(path, { message: 'hi' }), 400, /freelancerUid/);
+			const outsider = sandbox.state.members.find((m) => !sandbox.state.rooms[0].roomUsers.some((u) => u.user.id === m.uid))!.uid;
+			expectProblem(await api.post(path, { message: 'hi', freelancerUid: outsider }), 400, /not a participant/);
+			expect((await ctl.get('/messages')).body.data).toEqual([]);
+		});
+
+		test('403: no active Master Inbox subscription, or freelancer not authorized', async () => {
+			await ctl.post('/changes', { kind: 'masterInbox', active: false });
+			expectProblem(await api.post(path, { message: 'hi', freelancerUid: sender() }), 403, /Master Inbox/);
+			await ctl.post('/changes', { kind: 'masterInbox', active: true });
+			const unauthorized = sandbox.state.unauthorizedFreelancers[0];
+			const room = sandbox.state.rooms.find((r) => r.roomUsers.some((u) => u.user.id === unauthorized))!;
+			expectProblem(await api.post(`/v1/master-inbox/rooms/${room.roomId}/stories`, { message: 'hi', freelancerUid: unauthorized }), 403, /not authorized/);
+			expect((await ctl.get('/messages')).body.data).toEqual([]);
+		});
+
+		test('404: unknown room', async () => {
+			expectProblem(await api.post('/v1/master-inbox/rooms/room-404/stories', { message: 'hi', freelancerUid: sender() }), 404, /room-404/);
+		});
+
+		test('every room has a member who can send', () => {
+			const { members, unauthorizedFreelancers, rooms } = sandbox.state;
+			const senders = new Set(members.map((m) => m.uid).filter((uid) => !unauthorizedFreelancers.includes(uid)));
+			expect(rooms.every((r) => r.roomUsers.some((u) => senders.has(u.user.id)))).toBe(true);
+		});
+	});
+
+	describe('cancel bid intent', () => {
+		test('scheduled -> 200 success and becomes cancelled; a second cancel is 400', async () => {
+			const intents = (await ctl.get('/bid-intents')).body.data;
+			const scheduled = intents.find((b: any) => b.status === 'scheduled');
+			const res = await api.delete(`/v1/bid-intents/${scheduled.id}`);
+			expect(res.status).toBe(200);
+			expect(res.body).toEqual({ data: { success: true } });
+			expect((await ctl.get('/bid-intents')).body.data.find((b: any) => b.id === scheduled.id).status).toBe('cancelled');
+			expectProblem(await api.delete(`/v1/bid-intents/${scheduled.id}`), 400, /not a scheduled bid intent/);
+		});
+
+		test('submitted or cancelled -> 400; unknown -> 404', async () => {
+			const intents = (await ctl.get('/bid-intents')).body.data;
+			for (const status of ['submitted', 'cancelled']) {
+				const intent = intents.find((b: any) => b.status === status);
+				expectProblem(await api.delete(`/v1/bid-intents/${intent.id}`), 400, /not a scheduled bid intent/);
+			}
+			expectProblem(await api.delete('/v1/bid-intents/bid-999'), 404, /bid-999/);
+		});
+
+		test('scheduleBid adds a scheduled intent that can be cancelled', async () => {
+			const created = (await ctl.post('/changes', { kind: 'scheduleBid' })).body.data;
+			expect(created).toEqual(expect.objectContaining({ id: 'bid-031', status: 'scheduled' }));
+			expect((await api.delete('/v1/bid-intents/bid-031')).status).toBe(200);
+		});
+	});
+
+	test('reset restores the seed', async () => {
+		await ctl.post('/changes', { kind: 'newProposal' });
+		await api.post('/v1/master-inbox/rooms/room-001/stories', { message: 'x', freelancerUid: sandbox.state.rooms[0].roomUsers[1].user.id });
+		expect(sandbox.state.proposals).toHaveLength(301);
+		await ctl.post('/reset');
+		expect(sandbox.state.proposals).toHaveLength(300);
+		expect((await ctl.get('/messages')).body.data).toEqual([]);
+	});
+
+	test('crm stores any JSON', async () => {
+		await ctl.post('/crm', { uid: 'prop-0001', stage: 'lead' });
+		expect((await ctl.get('/crm')).body.data).toEqual([expect.objectContaining({ uid: 'prop-0001', stage: 'lead' })]);
+	});
+});
