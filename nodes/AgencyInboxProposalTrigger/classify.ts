@@ -1,6 +1,7 @@
+import { latestResultEvent } from '../AgencyInbox/shared/simplifyProposal';
 import type { ProposalRecord } from './types';
 import type { Mark } from './watermark';
-import { isAfter, timeOf } from './watermark';
+import { isAfter } from './watermark';
 
 export type TriggerOn = 'new' | 'updated' | 'both';
 
@@ -16,18 +17,6 @@ export interface ChangeFilters {
 	resultEvents: string[];
 }
 
-type ResultEvent = NonNullable<ProposalRecord['proposal']['results']>[number];
-
-function newestResult(results: ResultEvent[], isRecent: (event: ResultEvent) => boolean): ResultEvent | undefined {
-	let newest: ResultEvent | undefined;
-	for (const event of results) {
-		if (!isRecent(event) || Number.isNaN(timeOf(event.timeStamp))) continue;
-		// On equal timestamps the later entry wins: results are appended.
-		if (!newest || timeOf(event.timeStamp) >= timeOf(newest.timeStamp)) newest = event;
-	}
-	return newest;
-}
-
 /**
  * New or updated, judged against the previous watermark (everything earlier sweeps took):
  * - new: created after it (or exactly at it and not among the uids taken there). Such a proposal
@@ -39,7 +28,8 @@ function newestResult(results: ResultEvent[], isRecent: (event: ResultEvent) => 
  */
 export function classifyChange(record: ProposalRecord, previous: Mark): ChangeReason {
 	const { uid, createdAt, results = [] } = record.proposal;
-	const resultEvent = newestResult(results, (event) => isAfter(previous, uid, event.timeStamp))?.type ?? null;
+	const recentResults = results.filter((event) => isAfter(previous, uid, event.timeStamp));
+	const resultEvent = latestResultEvent(recentResults)?.type ?? null;
 	return { trigger: isAfter(previous, uid, createdAt) ? 'new' : 'updated', resultEvent };
 }
 
@@ -48,7 +38,7 @@ export function classifyChange(record: ProposalRecord, previous: Mark): ChangeRe
  * new one, otherwise it stands for an update with its newest result event.
  */
 export function classifySample(record: ProposalRecord): ChangeReason {
-	const event = newestResult(record.proposal.results ?? [], () => true);
+	const event = latestResultEvent(record.proposal.results);
 	return event ? { trigger: 'updated', resultEvent: event.type } : { trigger: 'new', resultEvent: null };
 }
 

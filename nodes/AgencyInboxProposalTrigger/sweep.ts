@@ -1,4 +1,4 @@
-import type { FetchProposalPage, ProposalRecord } from './types';
+import type { FetchProposalPage, ProposalPage, ProposalRecord } from './types';
 
 /** A cursor from another ordering is rejected once per sweep at most; more restarts mean something else is wrong. */
 const MAX_STALE_CURSOR_RESTARTS = 2;
@@ -29,6 +29,14 @@ export function isStaleCursorError(error: unknown): boolean {
 	return String(failure?.httpCode ?? failure?.status ?? '') === '400';
 }
 
+/** The page, or the failure to decide on (restart or pass on). */
+async function settle(request: Promise<ProposalPage>): Promise<{ page: ProposalPage } | { failure: unknown }> {
+	return await request.then(
+		(page) => ({ page }),
+		(failure: unknown) => ({ failure }),
+	);
+}
+
 /**
  * One sweep of GET /v1/agency/proposals?updatedSince=…, newest change first, through every page.
  * Stops on a missing cursor, an empty page or a repeated cursor (a service bug must not loop forever).
@@ -43,22 +51,26 @@ export async function sweepProposals(fetchPage: FetchProposalPage, options: Swee
 		if (requests > 0 && cursor !== undefined && !options.canContinue()) {
 			return { records, complete: false, nextCursor: cursor, restarted: restarts > 0, requests };
 		}
-		let page;
-		try {
-			requests++;
-			page = await fetchPage({
+		requests++;
+		const answer = await settle(
+			fetchPage({
 				updatedSince: options.updatedSince,
 				...(options.status ? { status: options.status } : {}),
 				...(cursor !== undefined ? { pageCursor: cursor } : {}),
-			});
-		} catch (error) {
-			// Spec rule 2: pagination restarts without pageCursor. A 400 without a cursor is a real error.
-			if (cursor === undefined || !isStaleCursorError(error) || restarts >= MAX_STALE_CURSOR_RESTARTS) throw error;
+			}),
+		);
+		if ('failure' in answer) {
+			// Spec rule 2: pagination restarts without pageCursor. A 400 without a cursor is a real error,
+			// passed on as the pipeline made it (a NodeApiError with the service's detail).
+			if (cursor === undefined || !isStaleCursorError(answer.failure) || restarts >= MAX_STALE_CURSOR_RESTARTS) {
+				throw answer.failure;
+			}
 			restarts++;
 			cursor = undefined;
 			usedCursors.clear();
 			continue;
 		}
+		const { page } = answer;
 		records.push(...page.data);
 		const next = page.meta?.nextCursor;
 		if (!next || page.data.length === 0 || usedCursors.has(next)) {

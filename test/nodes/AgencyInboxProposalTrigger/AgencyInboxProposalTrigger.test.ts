@@ -1,0 +1,242 @@
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { resetRequestBudgets } from '../../../nodes/AgencyInbox/shared/transport';
+import { AgencyInboxProposalTrigger } from '../../../nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node';
+import { startSandbox } from '../../../sandbox';
+import { TriggerWorkflow } from '../../helpers/engine';
+import { LoopbackProxy } from './loopbackProxy';
+
+type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+
+interface SandboxRequest {
+	method: string;
+	path: string;
+	query: Record<string, string>;
+	status: number;
+}
+
+async function control(sandbox: Sandbox, method: string, path: string, body?: unknown): Promise<IDataObject> {
+	const response = await fetch(`${sandbox.origin}/_sandbox/${path}`, {
+		method,
+		headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	if (!response.ok) throw new Error(`${method} /_sandbox/${path}: ${response.status} ${await response.text()}`);
+	return (await response.json()) as IDataObject;
+}
+
+async function change(sandbox: Sandbox, body: IDataObject): Promise<{ proposal: IDataObject & { uid: string } }> {
+	return (await control(sandbox, 'POST', 'changes', body)).data as { proposal: IDataObject & { uid: string } };
+}
+
+async function proposalRequests(sandbox: Sandbox): Promise<SandboxRequest[]> {
+	const { data } = (await control(sandbox, 'GET', 'requests')) as unknown as { data: SandboxRequest[] };
+	return data.filter((request) => request.path.endsWith('/v1/agency/proposals'));
+}
+
+function triggerFor(sandbox: Sandbox, parameters: INodeParameters, baseUrl = sandbox.url) {
+	return new TriggerWorkflow({
+		type: 'agencyInboxProposalTrigger',
+		nodeType: new AgencyInboxProposalTrigger(),
+		parameters: { simplify: false, ...parameters },
+		credentials: { agencyInboxApi: { apiKey: sandbox.apiKey, baseUrl, requestsPerMinute: 10_000 } },
+	});
+}
+
+function fired(result: INodeExecutionData[][] | null) {
+	return (result?.[0] ?? []).map(({ json }) => ({
+		uid: (json.proposal as IDataObject).uid,
+		trigger: json.trigger,
+		resultEvent: json.resultEvent,
+	}));
+}
+
+/**
+ * The node's static data as n8n persists it (JSON). TriggerWorkflow.staticData() uses structuredClone,
+ * which cannot clone the ObservableObject proxy n8n wraps static data in.
+ */
+function persistedState(trigger: TriggerWorkflow): IDataObject | undefined {
+	const persisted = JSON.parse(JSON.stringify(trigger.workflow.staticData)) as IDataObject;
+	return persisted['node:Node Under Test'] as IDataObject | undefined;
+}
+
+/** A trigger that was activated (its first poll noted the clock). */
+async function activated(sandbox: Sandbox, parameters: INodeParameters = {}, baseUrl?: string) {
+	const trigger = triggerFor(sandbox, parameters, baseUrl);
+	expect(await trigger.poll()).toBeNull();
+	return trigger;
+}
+
+describe('Agency Inbox Proposal Trigger against the sandbox', () => {
+	let sandbox: Sandbox;
+
+	beforeAll(async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 2, proposals: 40 });
+	});
+
+	afterAll(async () => {
+		await sandbox.close();
+	});
+
+	beforeEach(async () => {
+		resetRequestBudgets();
+		await control(sandbox, 'POST', 'reset');
+		await control(sandbox, 'DELETE', 'requests');
+	});
+
+	it('emits nothing at activation and sends no request', async () => {
+		const trigger = triggerFor(sandbox, {});
+		expect(await trigger.poll()).toBeNull();
+		expect(await proposalRequests(sandbox)).toEqual([]);
+		expect(persistedState(trigger)).toMatchObject({ watermark: { uids: [] } });
+	});
+
+	it('a client reply, a hire and a new proposal each produce exactly one item at the next poll', async () => {
+		const trigger = await activated(sandbox);
+		await change(sandbox, { kind: 'clientReply', proposalUid: 'prop-0003' });
+		expect(fired(await trigger.poll())).toEqual([{ uid: 'prop-0003', trigger: 'updated', resultEvent: 'CLIENT_REPLIED' }]);
+		await change(sandbox, { kind: 'hire', proposalUid: 'prop-0007' });
+		expect(fired(await trigger.poll())).toEqual([{ uid: 'prop-0007', trigger: 'updated', resultEvent: 'HIRED' }]);
+		const created = await change(sandbox, { kind: 'newProposal' });
+		expect(fired(await trigger.poll())).toEqual([{ uid: created.proposal.uid, trigger: 'new', resultEvent: null }]);
+	});
+
+	it('a poll with no change produces nothing, with one request', async () => {
+		const trigger = await activated(sandbox);
+		await change(sandbox, { kind: 'viewed', proposalUid: 'prop-0001' });
+		expect(fired(await trigger.poll())).toHaveLength(1);
+		await control(sandbox, 'DELETE', 'requests');
+		expect(await trigger.poll()).toBeNull();
+		expect(await proposalRequests(sandbox)).toHaveLength(1);
+	});
+
+	it('an update made between two pages of a sweep arrives at the next poll', async () => {
+		const proxy = new LoopbackProxy(sandbox.origin);
+		await proxy.start();
+		try {
+			const trigger = await activated(sandbox, {}, `${proxy.origin}/service`);
+			for (const uid of ['prop-0001', 'prop-0002', 'prop-0003', 'prop-0004', 'prop-0005']) {
+				await change(sandbox, { kind: 'viewed', proposalUid: uid });
+			}
+			let injected = false;
+			proxy.beforeForward = async ({ path, query }) => {
+				if (!injected && path.endsWith('/v1/agency/proposals') && query.has('pageCursor')) {
+					injected = true;
+					// prop-0001 is the oldest change, still on the last page: the reply moves it above the cursor.
+					await change(sandbox, { kind: 'clientReply', proposalUid: 'prop-0001' });
+				}
+			};
+			const first = fired(await trigger.poll());
+			expect(injected).toBe(true);
+			expect(first.map((item) => item.uid)).toEqual(['prop-0002', 'prop-0003', 'prop-0004', 'prop-0005']);
+			expect(fired(await trigger.poll())).toEqual([{ uid: 'prop-0001', trigger: 'updated', resultEvent: 'CLIENT_REPLIED' }]);
+			expect(await trigger.poll()).toBeNull();
+		} finally {
+			await proxy.close();
+		}
+	});
+
+	it('drops boundary duplicates and keeps another proposal changed at the same time', async () => {
+		const trigger = await activated(sandbox);
+		await change(sandbox, { kind: 'clientReply', proposalUid: 'prop-0010' });
+		expect(fired(await trigger.poll()).map((item) => item.uid)).toEqual(['prop-0010']);
+		await change(sandbox, { kind: 'hire', proposalUid: 'prop-0011', sameTimestampAs: 'prop-0010' });
+		await control(sandbox, 'DELETE', 'requests');
+		expect(fired(await trigger.poll())).toEqual([{ uid: 'prop-0011', trigger: 'updated', resultEvent: 'HIRED' }]);
+		// The inclusive boundary did send prop-0010 again: it was dropped as a duplicate.
+		expect(await trigger.poll()).toBeNull();
+	});
+
+	it('recovers from a 400 for a cursor issued for another ordering', async () => {
+		const proxy = new LoopbackProxy(sandbox.origin);
+		await proxy.start();
+		try {
+			const trigger = await activated(sandbox, {}, `${proxy.origin}/service`);
+			for (const uid of ['prop-0001', 'prop-0002', 'prop-0003', 'prop-0004', 'prop-0005']) {
+				await change(sandbox, { kind: 'viewed', proposalUid: uid });
+			}
+			const otherOrdering = await fetch(`${sandbox.url}/v1/agency/proposals`, {
+				headers: { authorization: `Bearer ${sandbox.apiKey}` },
+			}).then(async (response) => ((await response.json()) as { meta: { nextCursor: string } }).meta.nextCursor);
+			let swapped = false;
+			proxy.beforeForward = async ({ query }) => {
+				if (swapped || !query.has('pageCursor')) return;
+				swapped = true;
+				// The cursor the trigger holds is now one issued for the createdAt ordering.
+				query.set('pageCursor', otherOrdering);
+				return query;
+			};
+			await control(sandbox, 'DELETE', 'requests');
+			const items = fired(await trigger.poll());
+			expect(items.map((item) => item.uid)).toEqual(['prop-0001', 'prop-0002', 'prop-0003', 'prop-0004', 'prop-0005']);
+			const requests = await proposalRequests(sandbox);
+			expect(requests.map((request) => request.status)).toContain(400);
+			const afterRejection = requests[requests.findIndex((request) => request.status === 400) + 1];
+			expect(afterRejection.query.pageCursor).toBeUndefined();
+			expect(await trigger.poll()).toBeNull();
+		} finally {
+			await proxy.close();
+		}
+	});
+
+	it('Trigger On: new only, updated only', async () => {
+		const onlyNew = await activated(sandbox, { triggerOn: 'new' });
+		const onlyUpdated = await activated(sandbox, { triggerOn: 'updated' });
+		await change(sandbox, { kind: 'clientReply', proposalUid: 'prop-0004' });
+		const created = await change(sandbox, { kind: 'newProposal' });
+		expect(fired(await onlyNew.poll())).toEqual([{ uid: created.proposal.uid, trigger: 'new', resultEvent: null }]);
+		expect(fired(await onlyUpdated.poll())).toEqual([{ uid: 'prop-0004', trigger: 'updated', resultEvent: 'CLIENT_REPLIED' }]);
+	});
+
+	it('filters by result event and by status', async () => {
+		const hires = await activated(sandbox, { triggerOn: 'updated', filters: { resultEvents: ['HIRED'] } });
+		const archived = await activated(sandbox, { filters: { status: 'archived' } });
+		await change(sandbox, { kind: 'clientReply', proposalUid: 'prop-0004' });
+		await change(sandbox, { kind: 'hire', proposalUid: 'prop-0005' });
+		await change(sandbox, { kind: 'status', proposalUid: 'prop-0006', status: 'archived' });
+		await change(sandbox, { kind: 'newProposal' });
+		expect(fired(await hires.poll())).toEqual([{ uid: 'prop-0005', trigger: 'updated', resultEvent: 'HIRED' }]);
+		expect(fired(await archived.poll())).toEqual([{ uid: 'prop-0006', trigger: 'updated', resultEvent: null }]);
+		const statusQueries = (await proposalRequests(sandbox)).map((request) => request.query.status);
+		expect(statusQueries).toContain('archived');
+	});
+
+	it('Fetch Test Event returns the most recent matching proposal and leaves the state alone', async () => {
+		await change(sandbox, { kind: 'hire', proposalUid: 'prop-0008' });
+		await change(sandbox, { kind: 'viewed', proposalUid: 'prop-0009' });
+		const trigger = triggerFor(sandbox, { triggerOn: 'updated', filters: { resultEvents: ['HIRED'] } });
+		const items = fired(await trigger.poll('manual'));
+		expect(items).toEqual([{ uid: 'prop-0008', trigger: 'updated', resultEvent: 'HIRED' }]);
+		expect(persistedState(trigger)).toBeUndefined();
+	});
+
+	it('Simplify returns the compact shape with the reason it fired', async () => {
+		const trigger = await activated(sandbox, { simplify: true });
+		await change(sandbox, { kind: 'hire', proposalUid: 'prop-0002' });
+		const [item] = (await trigger.poll())![0];
+		expect(item.json).toMatchObject({ trigger: 'updated', resultEvent: 'HIRED' });
+		expect(item.json.freelancer).toBeUndefined();
+	});
+});
+
+describe('Agency Inbox Proposal Trigger state size', () => {
+	it('stays small after thousands of updates', async () => {
+		const sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 100, proposals: 300 });
+		try {
+			const trigger = await activated(sandbox);
+			let emitted = 0;
+			for (let round = 0; round < 5; round++) {
+				for (let index = 0; index < 500; index++) {
+					await change(sandbox, { kind: index % 2 ? 'viewed' : 'clientReply' });
+				}
+				emitted += fired(await trigger.poll()).length;
+			}
+			expect(emitted).toBeGreaterThan(5 * 100);
+			const state = persistedState(trigger) as IDataObject;
+			expect((state.watermark as { uids: string[] }).uids).toHaveLength(1);
+			expect(JSON.stringify(state).length).toBeLessThan(200);
+		} finally {
+			await sandbox.close();
+		}
+	}, 120_000);
+});
