@@ -1,0 +1,47 @@
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { apiClient, control, expectProblem } from './client';
+
+describe('sandbox fault injection', () => {
+	let sandbox: Sandbox;
+	let api: ReturnType<typeof apiClient>;
+	let ctl: ReturnType<typeof control>;
+
+	beforeAll(async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0 });
+		api = apiClient(sandbox);
+		ctl = control(sandbox);
+	});
+	afterAll(() => sandbox.close());
+	beforeEach(() => ctl.post('/reset'));
+
+	test('the next `count` matching requests get the status as a problem object, then normal answers', async () => {
+		expect((await ctl.post('/faults', { pathPrefix: '/v1/agency/proposals', status: 503, count: 2 })).status).toBe(200);
+		expect((await api.get('/v1/agency')).status).toBe(200); // not matching the prefix
+		expectProblem(await api.get('/v1/agency/proposals'), 503);
+		expectProblem(await api.get('/v1/agency/proposals/prop-0001'), 503);
+		expect((await api.get('/v1/agency/proposals')).status).toBe(200);
+	});
+
+	test('method filter, and a 429 fault with Retry-After', async () => {
+		await ctl.post('/faults', { method: 'POST', pathPrefix: '/v1/master-inbox', status: 429, count: 1, retryAfter: 2 });
+		expect((await api.get('/v1/master-inbox/rooms')).status).toBe(200);
+		const limited = await api.post('/v1/master-inbox/rooms/room-001/stories', { message: 'hi', freelancerUid: sandbox.state.rooms[0].roomUsers[1].user.id });
+		expectProblem(limited, 429);
+		expect(limited.headers.get('retry-after')).toBe('2');
+		// Without afterProcessing, the request was not processed.
+		expect((await ctl.get('/messages')).body.data).toEqual([]);
+	});
+
+	test('afterProcessing: the request is processed, then answered with the fault status', async () => {
+		await ctl.post('/faults', { method: 'POST', pathPrefix: '/service/v1/master-inbox/rooms/room-001', status: 502, count: 1, afterProcessing: true });
+		const res = await api.post('/v1/master-inbox/rooms/room-001/stories', { message: 'once', freelancerUid: sandbox.state.rooms[0].roomUsers[1].user.id });
+		expectProblem(res, 502);
+		const messages = (await ctl.get('/messages')).body.data;
+		expect(messages.map((m: any) => m.message)).toEqual(['once']);
+	});
+
+	test('invalid fault definitions are rejected', async () => {
+		expectProblem(await ctl.post('/faults', { status: 500 }), 400, /pathPrefix/);
+		expectProblem(await ctl.post('/faults', { pathPrefix: '/v1', status: 'x' }), 400, /status/);
+	});
+});
