@@ -1,0 +1,143 @@
+/**
+ * Webhook deliveries per second into the Agency Inbox Trigger against n8n's own Webhook node, in
+ * the same real n8n, with the same signed payload and the same loopback load generator.
+ * Prints the ratio (target >= 0.9). Never fails: it prints what it measured or why it could not.
+ *
+ *   node --require ts-node/register/transpile-only bench/n8nWebhookThroughput.ts
+ *
+ * Environment: AGENCY_INBOX_N8N_VERSION, BENCH_DELIVERIES (per round, default 600),
+ * BENCH_CONCURRENCY (default 16), BENCH_ROUNDS (default 2).
+ */
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { NODE_TYPES, PACKAGE_NAME, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, triggerWebhooks } from '../scripts/n8n/agencyInbox';
+import { ensureN8n, startN8n, type WorkflowToImport } from '../scripts/n8n/harness';
+import { DEFAULT_N8N_VERSION } from '../scripts/n8n/install';
+import { runLoad, type LoadResult, type PreparedRequest } from '../scripts/n8n/loadGenerator';
+import { signedDelivery } from '../scripts/n8n/signedWebhook';
+
+const TARGET_RATIO = 0.9;
+const n8nVersion = process.env.AGENCY_INBOX_N8N_VERSION || DEFAULT_N8N_VERSION;
+const deliveriesPerRound = Number(process.env.BENCH_DELIVERIES || 600);
+const concurrency = Number(process.env.BENCH_CONCURRENCY || 16);
+const rounds = Number(process.env.BENCH_ROUNDS || 2);
+const ROUND_TIME_LIMIT_MS = 60_000;
+const WARM_UP_DELIVERIES = 50;
+const N8N_WEBHOOK_PATH = 'bench-n8n-webhook';
+
+/** The same event for both receivers: a chat message, as the service sends it. */
+const EVENT_TYPE = 'chat.message.sent';
+const EVENT_DATA = { proposal: { uid: 'prop-0001' }, message: { text: 'Could we schedule a call this week?' }, chat: { id: 'room-001' } };
+
+function benchWorkflows(): WorkflowToImport[] {
+	return [
+		{
+			id: 'benchOurTrigger1',
+			name: 'Bench: Agency Inbox Trigger',
+			nodes: [
+				{
+					id: '9a8b7c6d-0000-4000-8000-00000000b001',
+					name: 'Agency Inbox Trigger',
+					type: NODE_TYPES.trigger,
+					typeVersion: 1,
+					position: [0, 0],
+					webhookId: '9a8b7c6d-0000-4000-8000-00000000a001',
+					parameters: { events: [EVENT_TYPE], options: {} },
+					credentials: { agencyInboxApi: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } },
+				},
+			],
+			connections: {},
+		},
+		{
+			id: 'benchN8nWebhook1',
+			name: "Bench: n8n's Webhook node",
+			nodes: [
+				{
+					id: '9a8b7c6d-0000-4000-8000-00000000b002',
+					name: 'Webhook',
+					type: 'n8n-nodes-base.webhook',
+					typeVersion: 2,
+					position: [0, 0],
+					webhookId: '9a8b7c6d-0000-4000-8000-00000000a002',
+					parameters: { httpMethod: 'POST', path: N8N_WEBHOOK_PATH, responseMode: 'onReceived', options: {} },
+				},
+			],
+			connections: {},
+		},
+	];
+}
+
+/** Distinct signed deliveries: the trigger answers a repeated delivery id without a run. */
+function deliveries(url: string, secret: string, count: number): PreparedRequest[] {
+	return Array.from({ length: count }, () => signedDelivery(url, secret, EVENT_TYPE, EVENT_DATA));
+}
+
+function describe(label: string, result: LoadResult): string {
+	const statuses = Object.entries(result.statuses).map(([status, count]) => `${status}x${count}`).join(' ');
+	return `  ${label.padEnd(24)} ${result.perSecond.toFixed(1).padStart(7)} deliveries/s  (${result.ok}/${result.sent} ok in ${result.elapsedMs} ms, p50 ${result.latencyMs.p50} ms, p95 ${result.latencyMs.p95} ms; ${statuses})`;
+}
+
+async function main(): Promise<void> {
+	console.log(`n8n webhook throughput: n8n ${n8nVersion}, ${deliveriesPerRound} deliveries x ${rounds} rounds per receiver, concurrency ${concurrency}`);
+	await Promise.all([buildPackage(), ensureN8n(n8nVersion, (line) => console.log(line))]);
+
+	const signingSecret = `whsec_${randomBytes(24).toString('base64')}`;
+	const workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'n8n-bench-'));
+	const userFolder = path.join(workDir, 'user');
+	const workflows = benchWorkflows();
+	try {
+		await installIntoN8n({
+			userFolder,
+			n8nVersion,
+			credentials: [
+				{
+					...SAMPLE_CREDENTIAL,
+					// Activation checks the service only when a person activates; nothing is called here.
+					data: { apiKey: 'bench-key', baseUrl: 'http://127.0.0.1:9/service', requestsPerMinute: 20, webhookSigningSecret: signingSecret },
+				},
+			],
+			workflows,
+			publish: workflows.map((workflow) => workflow.id),
+		});
+		const n8n = await startN8n({ userFolder, env: { N8N_LOG_LEVEL: 'warn' } });
+		try {
+			const [ourWebhook] = await triggerWebhooks(n8n.url, workflows);
+			const receivers = [
+				{ label: `${PACKAGE_NAME} trigger`, url: ourWebhook.productionUrl },
+				{ label: "n8n's Webhook node", url: `${n8n.url}/webhook/${N8N_WEBHOOK_PATH}` },
+			];
+			for (const receiver of receivers) {
+				const warmUp = await runLoad(deliveries(receiver.url, signingSecret, WARM_UP_DELIVERIES), { concurrency, timeLimitMs: ROUND_TIME_LIMIT_MS });
+				if (warmUp.ok !== warmUp.sent) throw new Error(`warm-up of ${receiver.label} failed: ${JSON.stringify(warmUp.statuses)}`);
+			}
+			const totals = new Map(receivers.map((receiver) => [receiver.label, { ok: 0, ms: 0 }]));
+			for (let round = 1; round <= rounds; round++) {
+				console.log(`round ${round}:`);
+				// Alternating receivers, so a drift of the machine's speed affects both alike.
+				for (const receiver of round % 2 ? receivers : [...receivers].reverse()) {
+					const result = await runLoad(deliveries(receiver.url, signingSecret, deliveriesPerRound), { concurrency, timeLimitMs: ROUND_TIME_LIMIT_MS });
+					console.log(describe(receiver.label, result));
+					const total = totals.get(receiver.label)!;
+					total.ok += result.ok;
+					total.ms += result.elapsedMs;
+				}
+			}
+			const [ours, theirs] = receivers.map((receiver) => {
+				const total = totals.get(receiver.label)!;
+				return total.ok / (total.ms / 1000);
+			});
+			const ratio = ours / theirs;
+			console.log(`\nours ${ours.toFixed(1)}/s vs n8n's Webhook node ${theirs.toFixed(1)}/s: ratio ${ratio.toFixed(2)} (target >= ${TARGET_RATIO}) ${ratio >= TARGET_RATIO ? 'MET' : 'NOT MET'}`);
+		} finally {
+			await n8n.stop();
+		}
+	} finally {
+		await fs.rm(workDir, { recursive: true, force: true });
+	}
+}
+
+main().catch((error) => {
+	console.log(`n8n webhook throughput: not measured: ${error.message}`);
+});

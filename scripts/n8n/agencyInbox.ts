@@ -1,0 +1,210 @@
+/**
+ * This package inside a real n8n: build it, install it as a community package, import the
+ * credential and the sample workflows of `workflows/`, and point the sandbox's webhooks at n8n.
+ * Shared by `npm start` (scripts/start.ts), the end-to-end tests and the n8n benchmark.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, promises as fs } from 'node:fs';
+import path from 'node:path';
+import {
+	importCredentials,
+	importWorkflows,
+	prepareUserFolder,
+	publishWorkflow,
+	type CredentialToImport,
+	type WorkflowToImport,
+} from './harness';
+import { withoutNpmVariables } from './install';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const WORKFLOWS_DIR = path.join(REPO_ROOT, 'workflows');
+
+export const PACKAGE_NAME = 'n8n-nodes-agency-inbox';
+export const NODE_TYPES = {
+	action: `${PACKAGE_NAME}.agencyInbox`,
+	trigger: `${PACKAGE_NAME}.agencyInboxTrigger`,
+	proposalTrigger: `${PACKAGE_NAME}.agencyInboxProposalTrigger`,
+} as const;
+
+/**
+ * The credential the sample workflows reference. People importing a sample into their own n8n pick
+ * their own "Agency Inbox API" credential in each Agency Inbox node instead.
+ */
+export const SAMPLE_CREDENTIAL = { id: 'agencyInboxCred1', name: 'Agency Inbox account', type: 'agencyInboxApi' } as const;
+
+/** The sandbox origin written in the sample workflows (the CRM URL); `npm start` serves the sandbox there. */
+export const SAMPLE_SANDBOX_ORIGIN = 'http://127.0.0.1:5680';
+export const SAMPLE_SANDBOX_PORT = 5680;
+
+type Log = (line: string) => void;
+
+/** The sandbox as these scripts use it (sandbox/index.ts, startSandbox). */
+export interface SandboxEndpoint {
+	url: string;
+	origin: string;
+	apiKey: string;
+	signingSecret: string;
+}
+
+/** `npm run build` (tsc + gulp into dist/); prints its output only when it fails. */
+export async function buildPackage(log: Log = console.log): Promise<number> {
+	const startedAt = Date.now();
+	log('building the package (npm run build)');
+	await new Promise<void>((resolve, reject) => {
+		const child = spawn('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, env: withoutNpmVariables(process.env), stdio: ['ignore', 'pipe', 'pipe'] });
+		let output = '';
+		child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+		child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+		child.on('error', reject);
+		child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`npm run build failed (exit code ${code}):\n${output}`))));
+	});
+	return Date.now() - startedAt;
+}
+
+/** The credential pointing at the sandbox, with its signing secret for the webhook trigger. */
+export function sandboxCredential(sandbox: SandboxEndpoint, requestsPerMinute = 20): CredentialToImport {
+	return {
+		id: SAMPLE_CREDENTIAL.id,
+		name: SAMPLE_CREDENTIAL.name,
+		type: SAMPLE_CREDENTIAL.type,
+		data: {
+			apiKey: sandbox.apiKey,
+			baseUrl: sandbox.url,
+			requestsPerMinute,
+			webhookSigningSecret: sandbox.signingSecret,
+			testWebhookSigningSecret: sandbox.signingSecret,
+		},
+	};
+}
+
+export interface SampleWorkflowOptions {
+	/** Where the sandbox runs; replaces SAMPLE_SANDBOX_ORIGIN in the workflows. */
+	sandboxOrigin: string;
+	/**
+	 * Replaces the proposal trigger's poll times, e.g. every few seconds for tests and demos
+	 * (`{ item: [{ mode: 'custom', cronExpression: '*\/5 * * * * *' }] }`).
+	 */
+	pollTimes?: object;
+}
+
+/** The sample workflows of `workflows/*.json`, ready to import next to a sandbox at sandboxOrigin. */
+export async function loadSampleWorkflows(options: SampleWorkflowOptions): Promise<WorkflowToImport[]> {
+	const files = (await fs.readdir(WORKFLOWS_DIR)).filter((file) => file.endsWith('.json')).sort();
+	const workflows: WorkflowToImport[] = [];
+	for (const file of files) {
+		const text = (await fs.readFile(path.join(WORKFLOWS_DIR, file), 'utf8')).split(SAMPLE_SANDBOX_ORIGIN).join(options.sandboxOrigin);
+		const workflow = JSON.parse(text) as WorkflowToImport;
+		if (options.pollTimes) {
+			for (const node of workflow.nodes as WorkflowNode[]) {
+				if (node.type === NODE_TYPES.proposalTrigger) node.parameters.pollTimes = options.pollTimes;
+			}
+		}
+		workflows.push(workflow);
+	}
+	return workflows;
+}
+
+export interface WorkflowNode {
+	id: string;
+	name: string;
+	type: string;
+	typeVersion: number;
+	position: [number, number];
+	parameters: Record<string, unknown>;
+	webhookId?: string;
+	credentials?: Record<string, { id: string; name: string }>;
+	[property: string]: unknown;
+}
+
+/** The webhook path our trigger declares, read from the built node (n8n serves `/webhook/<webhookId>/<path>`). */
+async function triggerWebhookPath(): Promise<string> {
+	const nodeFile = path.join(REPO_ROOT, 'dist', 'nodes', 'AgencyInboxTrigger', 'AgencyInboxTrigger.node.js');
+	const exported = require(nodeFile) as Record<string, new () => { description: { webhooks?: Array<{ path: string }> } }>;
+	const [NodeClass] = Object.values(exported);
+	const webhookPath = new NodeClass().description.webhooks?.[0]?.path;
+	if (!webhookPath) throw new Error(`${nodeFile} declares no webhook path`);
+	return webhookPath;
+}
+
+export interface TriggerWebhook {
+	workflowId: string;
+	workflowName: string;
+	nodeName: string;
+	productionUrl: string;
+}
+
+/** n8n's production URL of every Agency Inbox Trigger in the workflows. */
+export async function triggerWebhooks(n8nUrl: string, workflows: WorkflowToImport[]): Promise<TriggerWebhook[]> {
+	const webhooks: TriggerWebhook[] = [];
+	let webhookPath: string | undefined;
+	for (const workflow of workflows) {
+		for (const node of workflow.nodes as WorkflowNode[]) {
+			if (node.type !== NODE_TYPES.trigger || node.disabled) continue;
+			webhookPath ??= await triggerWebhookPath();
+			webhooks.push({
+				workflowId: workflow.id,
+				workflowName: workflow.name,
+				nodeName: node.name,
+				productionUrl: `${n8nUrl}/webhook/${node.webhookId}/${webhookPath}`,
+			});
+		}
+	}
+	return webhooks;
+}
+
+/** Registers each URL with the sandbox's webhook sender (signed with the sandbox's secret). */
+export async function registerWebhookEndpoints(sandboxOrigin: string, urls: string[]): Promise<Array<{ id: string; url: string }>> {
+	const endpoints: Array<{ id: string; url: string }> = [];
+	for (const url of urls) {
+		const response = await fetch(`${sandboxOrigin}/_sandbox/webhook-endpoints`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify({ url }),
+		});
+		if (!response.ok) throw new Error(`registering ${url} with the sandbox failed: ${response.status} ${await response.text()}`);
+		const { id } = (await response.json()) as { id: string };
+		endpoints.push({ id, url });
+	}
+	return endpoints;
+}
+
+export interface InstallIntoN8nOptions {
+	userFolder: string;
+	n8nVersion?: string;
+	credentials: CredentialToImport[];
+	workflows: WorkflowToImport[];
+	/** Ids of the workflows to publish (activate). */
+	publish: string[];
+	log?: Log;
+}
+
+const SETUP_FINGERPRINT_FILE = 'agency-inbox-setup.json';
+
+/**
+ * Installs the built package into the user folder, imports credentials and workflows and publishes
+ * the chosen ones. The n8n CLI costs seconds per command, so when the same credentials and
+ * workflows were already imported into this folder, only the package is refreshed.
+ */
+export async function installIntoN8n(options: InstallIntoN8nOptions): Promise<{ imported: boolean }> {
+	const log = options.log ?? (() => undefined);
+	await prepareUserFolder({ userFolder: options.userFolder, packageDir: REPO_ROOT, n8nVersion: options.n8nVersion });
+	const fingerprint = createHash('sha256')
+		.update(JSON.stringify({ credentials: options.credentials, workflows: options.workflows, publish: options.publish }))
+		.digest('hex');
+	const fingerprintFile = path.join(options.userFolder, SETUP_FINGERPRINT_FILE);
+	if (existsSync(fingerprintFile) && JSON.parse(await fs.readFile(fingerprintFile, 'utf8')).fingerprint === fingerprint) {
+		log('credential and workflows unchanged since the last start: not imported again');
+		return { imported: false };
+	}
+	await fs.rm(fingerprintFile, { force: true });
+	log(`importing ${options.credentials.length} credential(s) and ${options.workflows.length} workflow(s)`);
+	await importCredentials(options.userFolder, options.credentials);
+	await importWorkflows(options.userFolder, options.workflows);
+	for (const id of options.publish) {
+		log(`publishing workflow ${options.workflows.find((workflow) => workflow.id === id)?.name ?? id}`);
+		await publishWorkflow(options.userFolder, id);
+	}
+	await fs.writeFile(fingerprintFile, JSON.stringify({ fingerprint }) + '\n');
+	return { imported: true };
+}

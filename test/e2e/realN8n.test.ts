@@ -1,0 +1,312 @@
+/**
+ * The package inside a real n8n (the pinned version, installed into the cache on first use):
+ * every operation of the action node through `n8n execute`, then the sample workflows of
+ * `workflows/` published in `n8n start`, fed by the sandbox's signed webhooks and polled changes.
+ * Every assertion reads what reached the sandbox, not what n8n says about itself.
+ */
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startSandbox, type Sandbox } from '../../sandbox';
+import {
+	NODE_TYPES,
+	SAMPLE_CREDENTIAL,
+	buildPackage,
+	installIntoN8n,
+	loadSampleWorkflows,
+	registerWebhookEndpoints,
+	sandboxCredential,
+	triggerWebhooks,
+	type TriggerWebhook,
+} from '../../scripts/n8n/agencyInbox';
+import { ensureN8n, executeWorkflow, nodeOutputJson, startN8n, type ExecutionResult, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { DEFAULT_N8N_VERSION } from '../../scripts/n8n/install';
+import { signedDelivery } from '../../scripts/n8n/signedWebhook';
+import { finishedExecutions, getJson, listExecutions, postJson, sleep, startLossyRelay, waitFor, type LossyRelay } from './support';
+
+const n8nVersion = process.env.AGENCY_INBOX_N8N_VERSION || DEFAULT_N8N_VERSION;
+const SETUP_TIMEOUT_MS = 30 * 60_000;
+/** The e2e proposal trigger polls every 2 s instead of every minute. */
+const E2E_POLL_TIMES = { item: [{ mode: 'custom', cronExpression: '*/2 * * * * *' }] };
+const CREDENTIAL_REF = { agencyInboxApi: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } };
+const WORKFLOW_IDS = { crm: 'aiSampleCrmFlow1', chat: 'aiSampleChatFlw1', bid: 'aiSampleBidFlow1', operations: 'e2eOperations001' };
+
+interface RequestRecord {
+	method: string;
+	path: string;
+	query: Record<string, string>;
+	status: number;
+}
+interface SentMessage {
+	roomId: string;
+	freelancerUid: string;
+	message: string;
+}
+interface BidIntent {
+	id: string;
+	jobUid: string;
+	status: string;
+}
+
+/** One action node per operation, all fed by one Manual Trigger; a failing one does not stop the others. */
+function operationsWorkflow(sendRoomId: string, sendFreelancerUid: string, cancelBidId: string): WorkflowToImport {
+	const operations: Array<[string, Record<string, unknown>]> = [
+		['Get Agency', { resource: 'agency', operation: 'get' }],
+		['Get Many Members', { resource: 'member', operation: 'getAll', returnAll: true, filters: {} }],
+		['Get Pending Invitations', { resource: 'invitation', operation: 'getAll', limit: 5, filters: { status: 'pending' } }],
+		// 30 is more than one page (20): the node follows the cursor.
+		['Get Many Proposals', { resource: 'proposal', operation: 'getAll', limit: 30, filters: {}, simplify: true }],
+		['Get Updated Proposals', { resource: 'proposal', operation: 'getAll', limit: 5, filters: { updatedSince: '2026-05-01T00:00:00' } }],
+		['Get Proposal', { resource: 'proposal', operation: 'get', proposalId: { __rl: true, mode: 'id', value: 'prop-0001' } }],
+		['Get Chat Rooms', { resource: 'chatRoom', operation: 'getAll', limit: 5, filters: { clientMessageOnly: true }, options: {} }],
+		['Get Room Messages', { resource: 'message', operation: 'getAll', roomId: { __rl: true, mode: 'id', value: sendRoomId }, returnAll: true, filters: {} }],
+		[
+			'Send Message',
+			{
+				resource: 'message',
+				operation: 'send',
+				roomId: { __rl: true, mode: 'id', value: sendRoomId },
+				freelancerUid: { __rl: true, mode: 'id', value: sendFreelancerUid },
+				message: 'Hello from the end-to-end test',
+			},
+		],
+		['Cancel Bid Intent', { resource: 'bidIntent', operation: 'cancel', bidIntentId: cancelBidId }],
+	];
+	const nodes: object[] = [
+		{ id: 'e2e00000-0000-4000-8000-000000000000', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+	];
+	operations.forEach(([name, parameters], index) => {
+		nodes.push({
+			id: `e2e00000-0000-4000-8000-0000000000${String(index + 1).padStart(2, '0')}`,
+			name,
+			type: NODE_TYPES.action,
+			typeVersion: 1,
+			position: [300, index * 120],
+			parameters,
+			credentials: CREDENTIAL_REF,
+			onError: 'continueRegularOutput',
+		});
+	});
+	return {
+		id: WORKFLOW_IDS.operations,
+		name: 'E2E: every operation of the Agency Inbox node',
+		nodes,
+		connections: { Start: { main: [operations.map(([name]) => ({ node: name, type: 'main', index: 0 }))] } },
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
+	let sandbox: Sandbox;
+	let n8n: RunningN8n | undefined;
+	let relay: LossyRelay | undefined;
+	let workDir: string;
+	let operationsRun: ExecutionResult;
+	let webhooks: TriggerWebhook[];
+	let cancelledBidId: string;
+	const timings: Record<string, number> = {};
+	const sandboxGet = <T>(route: string) => getJson<{ data: T }>(`${sandbox.origin}/_sandbox/${route}`).then((answer) => answer.data);
+	const change = <T>(body: object) => postJson<{ data: T }>(`${sandbox.origin}/_sandbox/changes`, body).then((answer) => answer.data);
+	const chatWebhook = () => webhooks.find((webhook) => webhook.workflowId === WORKFLOW_IDS.chat)!;
+
+	beforeAll(async () => {
+		const startedAt = Date.now();
+		const progress = (line: string) => process.stderr.write(`${line}\n`);
+		const [buildMs] = await Promise.all([buildPackage(progress), ensureN8n(n8nVersion, progress)]);
+		timings['build'] = buildMs;
+		timings['build + install or locate n8n'] = Date.now() - startedAt;
+
+		sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.001 });
+		workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agency-inbox-e2e-'));
+		const userFolder = path.join(workDir, 'user');
+		const samples = await loadSampleWorkflows({ sandboxOrigin: sandbox.origin, pollTimes: E2E_POLL_TIMES });
+		const room = sandbox.state.rooms[0];
+		const scheduledBid = sandbox.state.bidIntents.find((intent) => intent.status === 'scheduled')!;
+		cancelledBidId = scheduledBid.id;
+		const operations = operationsWorkflow(room.roomId, room.owner!.user.id, cancelledBidId);
+
+		let stepAt = Date.now();
+		await installIntoN8n({
+			userFolder,
+			n8nVersion,
+			credentials: [sandboxCredential(sandbox, 600)],
+			workflows: [...samples, operations],
+			publish: samples.map((workflow) => workflow.id),
+		});
+		timings['install package, import, publish'] = Date.now() - stepAt;
+
+		stepAt = Date.now();
+		operationsRun = await executeWorkflow(userFolder, operations.id);
+		timings['n8n execute (all operations)'] = Date.now() - stepAt;
+
+		stepAt = Date.now();
+		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC' } });
+		timings['n8n start until workflows active'] = Date.now() - stepAt;
+
+		webhooks = await triggerWebhooks(n8n.url, samples);
+		// The chat trigger is reached through a relay that loses n8n's first answer to every delivery.
+		relay = await startLossyRelay(chatWebhook().productionUrl);
+		const directUrls = webhooks.filter((webhook) => webhook.workflowId !== WORKFLOW_IDS.chat).map((webhook) => webhook.productionUrl);
+		await registerWebhookEndpoints(sandbox.origin, [relay.url, ...directUrls]);
+		timings['setup total'] = Date.now() - startedAt;
+	}, SETUP_TIMEOUT_MS);
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await relay?.close();
+		await sandbox?.close();
+		if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+		process.stderr.write(`e2e timings (ms): ${JSON.stringify(timings)}\n`);
+	}, 60_000);
+
+	describe('every operation of the action node (n8n execute)', () => {
+		const outputOf = (nodeName: string) => nodeOutputJson(operationsRun.run, nodeName);
+		const requests = () => sandboxGet<RequestRecord[]>('requests');
+
+		it('runs without a node error', () => {
+			const failed = Object.entries(operationsRun.run.data.resultData.runData)
+				.filter(([, runs]) => runs.some((run) => run.data?.main[0]?.some((item) => 'error' in item.json)))
+				.map(([name]) => `${name}: ${JSON.stringify(outputOf(name)[0])}`);
+			expect(failed).toEqual([]);
+			expect(operationsRun.succeeded).toBe(true);
+		});
+
+		it('reads the agency, members, invitations, proposals, rooms and messages', async () => {
+			expect(outputOf('Get Agency')[0]).toMatchObject({ uid: 'agency-001' });
+			expect(outputOf('Get Many Members').length).toBe(sandbox.state.members.length);
+			expect(outputOf('Get Pending Invitations').length).toBeGreaterThan(0);
+			expect(outputOf('Get Pending Invitations').every((invitation) => invitation.status === 'pending')).toBe(true);
+			const proposals = outputOf('Get Many Proposals');
+			expect(proposals.length).toBe(30);
+			expect(new Set(proposals.map((proposal) => proposal.uid)).size).toBe(30);
+			expect(outputOf('Get Updated Proposals').length).toBe(5);
+			expect(JSON.stringify(outputOf('Get Proposal')[0])).toContain('prop-0001');
+			expect(outputOf('Get Chat Rooms').length).toBe(5);
+			expect(outputOf('Get Room Messages').length).toBeGreaterThan(0);
+
+			const seen = (await requests()).filter((request) => request.status === 200).map((request) => `${request.method} ${request.path}`);
+			for (const expected of [
+				'GET /v1/agency',
+				'GET /v1/agency/members',
+				'GET /v1/agency/invitations',
+				'GET /v1/agency/proposals',
+				'GET /v1/agency/proposals/prop-0001',
+				'GET /v1/master-inbox/rooms',
+				`GET /v1/master-inbox/rooms/${sandbox.state.rooms[0].roomId}/stories`,
+			]) {
+				expect(seen.map((line) => line.replace(/^(\S+ )\/service/, '$1'))).toContain(expected);
+			}
+			const updatedSince = (await requests()).find((request) => request.query.updatedSince);
+			// The dateTime field arrives as an ISO time with an offset, in the workflow's time zone (UTC here).
+			expect(updatedSince?.query.updatedSince).toMatch(/^2026-05-01T00:00:00(\.000)?(Z|[+-]00:00)$/);
+		});
+
+		it('sends the message once and cancels the bid intent', async () => {
+			const room = sandbox.state.rooms[0];
+			const messages = await sandboxGet<SentMessage[]>('messages');
+			expect(messages.filter((message) => message.message === 'Hello from the end-to-end test')).toEqual([
+				expect.objectContaining({ roomId: room.roomId, freelancerUid: room.owner!.user.id }),
+			]);
+			const cancelled = outputOf('Cancel Bid Intent')[0];
+			expect(cancelled).toMatchObject({ success: true });
+			expect((await sandboxGet<BidIntent[]>('bid-intents')).find((intent) => intent.id === cancelledBidId)?.status).toBe('cancelled');
+		});
+	});
+
+	describe('sample workflow: new and updated proposals to the CRM (polling trigger)', () => {
+		it('posts each changed proposal to the CRM exactly once', async () => {
+			// The first poll after activation only sets the starting point; wait for a real sweep.
+			await waitFor(
+				'the proposal trigger to poll',
+				() => sandboxGet<RequestRecord[]>('requests'),
+				(records) => records.some((record) => record.path.endsWith('/v1/agency/proposals') && record.query.updatedSince),
+				30_000,
+			);
+			const replied = await change<{ proposal: { uid: string } }>({ kind: 'clientReply' });
+			const hired = await change<{ proposal: { uid: string } }>({ kind: 'hire' });
+			const created = await change<{ proposal: { uid: string } }>({ kind: 'newProposal' });
+			const changed = [replied, hired, created].map((record) => record.proposal.uid);
+			const inCrm = () => sandboxGet<Array<{ uid: string }>>('crm');
+			await waitFor('the CRM to receive the changed proposals', inCrm, (rows) => changed.every((uid) => rows.some((row) => row.uid === uid)));
+			// Several more polls cover the inclusive updatedSince boundary, which repeats the last rows.
+			await sleep(5_000);
+			const uids = (await inCrm()).map((row) => row.uid);
+			expect(uids.sort()).toEqual([...new Set(changed)].sort());
+		}, 90_000);
+	});
+
+	describe('sample workflow: auto-reply to client chat messages (webhook trigger)', () => {
+		const replies = async (roomId: string) => (await sandboxGet<SentMessage[]>('messages')).filter((message) => message.roomId === roomId && message.message.startsWith('Thanks for your message'));
+
+		it('answers every client message once, also when the service re-delivers it', async () => {
+			const roomIds = [sandbox.state.rooms[2].roomId, sandbox.state.rooms[3].roomId];
+			for (const roomId of roomIds) await change({ kind: 'clientMessage', roomId });
+			for (const roomId of roomIds) {
+				await waitFor(`a reply in ${roomId}`, () => replies(roomId), (found) => found.length > 0);
+			}
+			// Each message was delivered twice: n8n's first answer was lost on the way back.
+			const deliveries = await waitFor(
+				'the re-deliveries',
+				() => sandboxGet<Array<{ type: string; attempt: number; status?: number; endpointId: string }>>('deliveries'),
+				(found) => found.filter((delivery) => delivery.type === 'chat.message.sent' && delivery.attempt === 2 && delivery.status === 200).length >= 2 * roomIds.length,
+			);
+			expect(deliveries.some((delivery) => delivery.attempt === 1 && delivery.status === 502)).toBe(true);
+			// And a captured delivery replayed byte for byte.
+			const first = relay!.captured.find((captured) => captured.body.toString().includes(roomIds[0]))!;
+			const replay = await fetch(chatWebhook().productionUrl, { method: 'POST', headers: first.headers, body: first.body });
+			expect(replay.status).toBe(200);
+			await sleep(3_000);
+			for (const roomId of roomIds) {
+				const room = sandbox.state.rooms.find((candidate) => candidate.roomId === roomId)!;
+				expect((await replies(roomId)).map((reply) => reply.freelancerUid)).toEqual([room.owner!.user.id]);
+			}
+		}, 90_000);
+
+		it('starts a run for a signed webhook into the production URL and none for a badly signed one', async () => {
+			const url = chatWebhook().productionUrl;
+			const [signedRoom, forgedRoom] = [sandbox.state.rooms[5].roomId, sandbox.state.rooms[6].roomId];
+			const executionsBefore = (await listExecutions(n8n!.url, n8n!.restHeaders, WORKFLOW_IDS.chat)).length;
+			const event = (roomId: string) => ({ proposal: { uid: '' }, message: { text: 'Are you available?' }, chat: { id: roomId } });
+
+			const forged = signedDelivery(url, 'whsec_' + Buffer.from('not the signing secret').toString('base64'), 'chat.message.sent', event(forgedRoom));
+			const forgedAnswer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...forged.headers }, body: forged.body });
+			expect(forgedAnswer.status).toBe(401);
+			const unsigned = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: forged.body });
+			expect(unsigned.status).toBe(401);
+
+			const signed = signedDelivery(url, sandbox.signingSecret, 'chat.message.sent', event(signedRoom));
+			const signedAnswer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...signed.headers }, body: signed.body });
+			expect(signedAnswer.status).toBe(200);
+			await waitFor(`a reply in ${signedRoom}`, () => replies(signedRoom), (found) => found.length === 1);
+			const executions = await waitFor(
+				'the run to finish',
+				() => listExecutions(n8n!.url, n8n!.restHeaders, WORKFLOW_IDS.chat),
+				(found) => finishedExecutions(found).length === executionsBefore + 1,
+			);
+			expect(executions.length).toBe(executionsBefore + 1);
+			expect(await replies(forgedRoom)).toEqual([]);
+		}, 60_000);
+	});
+
+	describe('sample workflow: cancel scheduled bids a rule rejects (webhook trigger)', () => {
+		const bidIntents = () => sandboxGet<BidIntent[]>('bid-intents');
+
+		it('cancels a newly scheduled bid intent', async () => {
+			const scheduled = await change<BidIntent>({ kind: 'scheduleBid' });
+			expect(scheduled.status).toBe('scheduled');
+			await waitFor(`${scheduled.id} to be cancelled`, bidIntents, (intents) => intents.find((intent) => intent.id === scheduled.id)?.status === 'cancelled');
+		}, 60_000);
+
+		it('leaves a bid on a job of the always-bid list scheduled', async () => {
+			const kept = (await bidIntents()).filter((intent) => intent.status === 'scheduled').pop()!;
+			const runsBefore = finishedExecutions(await listExecutions(n8n!.url, n8n!.restHeaders, WORKFLOW_IDS.bid)).length;
+			await postJson(`${sandbox.origin}/_sandbox/events`, { type: 'bid_intent.scheduled', data: { jobUid: 'job-keep-001', bidId: kept.id } });
+			await waitFor(
+				'the bid workflow to run',
+				() => listExecutions(n8n!.url, n8n!.restHeaders, WORKFLOW_IDS.bid),
+				(found) => finishedExecutions(found).length > runsBefore,
+			);
+			expect((await bidIntents()).find((intent) => intent.id === kept.id)?.status).toBe('scheduled');
+		}, 60_000);
+	});
+});

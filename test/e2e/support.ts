@@ -1,0 +1,101 @@
+/** Helpers of the end-to-end tests: the sandbox's records over HTTP, a lossy webhook relay, n8n's executions. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export async function getJson<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
+	const response = await fetch(url, { headers });
+	if (!response.ok) throw new Error(`GET ${url}: ${response.status} ${await response.text()}`);
+	return (await response.json()) as T;
+}
+
+export async function postJson<T>(url: string, body: unknown): Promise<T> {
+	const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+	if (!response.ok) throw new Error(`POST ${url}: ${response.status} ${await response.text()}`);
+	return (await response.json()) as T;
+}
+
+/** Polls `read` until `done` holds for its value; returns that value, or throws with the last one. */
+export async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	let value = await read();
+	while (!done(value)) {
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value: ${JSON.stringify(value).slice(0, 2000)}`);
+		await sleep(250);
+		value = await read();
+	}
+	return value;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface CapturedDelivery {
+	headers: Record<string, string>;
+	body: Buffer;
+	/** What n8n answered when the relay forwarded it. */
+	status: number;
+}
+
+export interface LossyRelay {
+	url: string;
+	captured: CapturedDelivery[];
+	close(): Promise<void>;
+}
+
+/**
+ * Forwards every webhook to `target` byte for byte, but tells the sender the first attempt of each
+ * delivery id failed (HTTP 502), as when n8n's 200 is lost on the way back: the service then
+ * re-delivers the same webhook, which must not start a second run.
+ */
+export async function startLossyRelay(target: string): Promise<LossyRelay> {
+	const seenIds = new Set<string>();
+	const captured: CapturedDelivery[] = [];
+	const server = http.createServer((request, response) => {
+		const chunks: Buffer[] = [];
+		request.on('data', (chunk: Buffer) => chunks.push(chunk));
+		request.on('end', async () => {
+			const body = Buffer.concat(chunks);
+			const headers: Record<string, string> = {};
+			for (const name of ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+				const value = request.headers[name];
+				if (typeof value === 'string') headers[name] = value;
+			}
+			try {
+				const forwarded = await fetch(target, { method: 'POST', headers, body });
+				await forwarded.arrayBuffer();
+				captured.push({ headers, body, status: forwarded.status });
+				const id = headers['webhook-id'];
+				const loseThisAnswer = id !== undefined && !seenIds.has(id);
+				if (id !== undefined) seenIds.add(id);
+				response.writeHead(loseThisAnswer ? 502 : forwarded.status).end();
+			} catch (error) {
+				response.writeHead(504).end(String(error));
+			}
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `http://127.0.0.1:${port}/relay`,
+		captured,
+		close: () => new Promise((resolve) => server.close(() => resolve())),
+	};
+}
+
+export interface ExecutionSummary {
+	id: string;
+	workflowId: string;
+	status: string;
+	finished?: boolean;
+}
+
+/** The executions n8n recorded for a workflow, newest first (the editor's own REST endpoint). */
+export async function listExecutions(n8nUrl: string, headers: Record<string, string>, workflowId: string): Promise<ExecutionSummary[]> {
+	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+	const answer = await getJson<{ data: { results: ExecutionSummary[] } }>(`${n8nUrl}/rest/executions?filter=${filter}&limit=250`, headers);
+	return answer.data.results;
+}
+
+/** Executions that are neither running nor waiting. */
+export function finishedExecutions(executions: ExecutionSummary[]): ExecutionSummary[] {
+	return executions.filter((execution) => !['new', 'running', 'waiting'].includes(execution.status));
+}
