@@ -1,0 +1,84 @@
+/** Shared set-up of the Agency Inbox node tests: a sandbox, a credential for it, control calls. */
+import type { IDataObject, INodeParameters } from 'n8n-workflow';
+
+import { AgencyInbox } from '../../../nodes/AgencyInbox/AgencyInbox.node';
+import type { Sandbox, SandboxOptions } from '../../../sandbox';
+import { startSandbox } from '../../../sandbox';
+import { runNode, type CredentialData, type NodeRunResult } from '../../helpers/engine';
+
+export { startSandbox };
+export type { Sandbox, SandboxOptions };
+
+export interface RecordedRequest {
+	method: string;
+	path: string;
+	query: Record<string, string>;
+	apiKey: string;
+	status: number;
+	at: string;
+}
+
+export function credentialFor(sandbox: Sandbox, overrides: CredentialData = {}): CredentialData {
+	return { apiKey: sandbox.apiKey, baseUrl: sandbox.url, requestsPerMinute: 1000, ...overrides };
+}
+
+export async function control<T = IDataObject>(sandbox: Sandbox, method: string, route: string, body?: unknown): Promise<T> {
+	const response = await fetch(`${sandbox.origin}/_sandbox/${route}`, {
+		method,
+		headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	return (await response.json()) as T;
+}
+
+/** The /v1 requests the sandbox received (and forgets them, so the next look starts empty). */
+export async function takeRequests(sandbox: Sandbox): Promise<RecordedRequest[]> {
+	const { data } = await control<{ data: RecordedRequest[] }>(sandbox, 'GET', 'requests');
+	await control(sandbox, 'DELETE', 'requests');
+	return data;
+}
+
+export async function injectFault(
+	sandbox: Sandbox,
+	fault: { method?: string; pathPrefix: string; status: number; count?: number; retryAfter?: number; afterProcessing?: boolean },
+): Promise<void> {
+	await control(sandbox, 'POST', 'faults', fault);
+}
+
+export async function rateFigures(sandbox: Sandbox) {
+	return await control<{ requestsPerMinute: number; maxInAnyWindow: number; rejected429: number }>(sandbox, 'GET', 'rate');
+}
+
+export interface RunOptions {
+	credential?: CredentialData;
+	inputItems?: IDataObject[];
+	continueOnFail?: boolean;
+	timezone?: string;
+}
+
+/** Runs the Agency Inbox node once, through n8n-core's engine, against the sandbox. */
+export async function runAgencyInbox(
+	sandbox: Sandbox,
+	parameters: INodeParameters,
+	options: RunOptions = {},
+): Promise<NodeRunResult> {
+	return await runNode(
+		{
+			type: 'agencyInbox',
+			nodeType: new AgencyInbox(),
+			parameters,
+			credentials: { agencyInboxApi: options.credential ?? credentialFor(sandbox) },
+			continueOnFail: options.continueOnFail,
+			timezone: options.timezone,
+		},
+		options.inputItems ?? [{}],
+	);
+}
+
+export function byId(value: string) {
+	return { __rl: true, mode: 'id', value };
+}
+
+export function jsonOf(result: NodeRunResult): IDataObject[] {
+	return result.items.map((item) => item.json);
+}

@@ -1,0 +1,270 @@
+import { DateTime } from 'luxon';
+import type { IN8nHttpFullResponse, INode } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
+
+import { guidanceFor, recordNamedByPath, toNodeApiError } from '../../../nodes/AgencyInbox/shared/errors';
+import { toIsoWithOffset } from '../../../nodes/AgencyInbox/shared/inputs';
+import type { Envelope } from '../../../nodes/AgencyInbox/shared/pagination';
+import { RollingWindowBudget } from '../../../nodes/AgencyInbox/shared/requestBudget';
+import { latestResultEvent } from '../../../nodes/AgencyInbox/shared/simplifyProposal';
+import {
+	budgetKeyFor,
+	collectRecords,
+	pipelineTiming,
+	rateLimitWaitMs,
+	resetRequestBudgets,
+	sendThroughPipeline,
+	simplifyProposal,
+} from '../../../nodes/AgencyInbox/shared/transport';
+
+const node = { id: '1', name: 'Agency Inbox', type: 'agencyInbox', typeVersion: 1, position: [0, 0], parameters: {} } as INode;
+const context = { getNode: () => node };
+
+function pagesOf(pages: Envelope[]) {
+	const cursorsAsked: Array<string | undefined> = [];
+	const fetchPage = async (cursor: string | undefined) => {
+		cursorsAsked.push(cursor);
+		const index = cursor === undefined ? 0 : Number(cursor.replace('c', ''));
+		return pages[index];
+	};
+	return { fetchPage, cursorsAsked };
+}
+
+const page = (ids: number[], nextCursor?: string): Envelope => ({
+	data: ids.map((id) => ({ id })),
+	meta: nextCursor === undefined ? { pageSize: ids.length } : { pageSize: ids.length, nextCursor },
+});
+
+describe('collectRecords (cursor paging)', () => {
+	const threePages = [page([1, 2], 'c1'), page([3, 4], 'c2'), page([5])];
+
+	it('follows nextCursor through every page until the cursor is missing', async () => {
+		const { fetchPage, cursorsAsked } = pagesOf(threePages);
+		expect((await collectRecords(fetchPage)).map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
+		expect(cursorsAsked).toEqual([undefined, 'c1', 'c2']);
+	});
+
+	it('stops at the Limit without asking for another page, within or across pages', async () => {
+		for (const [limit, requests] of [[1, 1], [2, 1], [3, 2], [4, 2], [9, 3]]) {
+			const { fetchPage, cursorsAsked } = pagesOf(threePages);
+			const records = await collectRecords(fetchPage, limit);
+			expect(records).toHaveLength(Math.min(limit, 5));
+			expect(cursorsAsked).toHaveLength(requests);
+		}
+	});
+
+	it('stops on an empty cursor, a repeated cursor and an empty page', async () => {
+		const empty = pagesOf([page([1], '')]);
+		expect(await collectRecords(empty.fetchPage)).toHaveLength(1);
+		const repeated = pagesOf([page([1], 'c1'), page([2], 'c1')]);
+		expect(await collectRecords(repeated.fetchPage)).toHaveLength(2);
+		expect(repeated.cursorsAsked).toEqual([undefined, 'c1']);
+		const emptyPage = pagesOf([page([1], 'c1'), page([], 'c2'), page([3])]);
+		expect(await collectRecords(emptyPage.fetchPage)).toHaveLength(1);
+		expect(emptyPage.cursorsAsked).toEqual([undefined, 'c1']);
+	});
+
+	it('answers a single-record envelope with that record', async () => {
+		expect(await collectRecords(async () => ({ data: { uid: 'a' } }))).toEqual([{ uid: 'a' }]);
+		expect(await collectRecords(async () => ({}))).toEqual([]);
+	});
+});
+
+describe('RollingWindowBudget', () => {
+	const timing = { windowMs: 200, marginMs: 5, busyPollMs: 5 };
+
+	it('admits `limit` requests, then waits until the oldest answer leaves the window', async () => {
+		const budget = new RollingWindowBudget(timing);
+		const started = Date.now();
+		for (let i = 0; i < 3; i++) budget.release(await budget.acquire('k', 3));
+		expect(Date.now() - started).toBeLessThan(100);
+		expect(budget.waitBeforeNextSlot('k', 3, Date.now())).toBeGreaterThan(100);
+		budget.release(await budget.acquire('k', 3));
+		expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+	});
+
+	it('keeps keys apart and counts unanswered requests as taken', async () => {
+		const budget = new RollingWindowBudget(timing);
+		await budget.acquire('a', 1);
+		expect(budget.waitBeforeNextSlot('a', 1, Date.now())).toBe(timing.busyPollMs);
+		expect(budget.waitBeforeNextSlot('b', 1, Date.now())).toBe(0);
+	});
+
+	it('holds every request of a key while paused by a 429', () => {
+		const budget = new RollingWindowBudget(timing);
+		const now = Date.now();
+		budget.pauseUntil('k', now + 1000);
+		expect(budget.waitBeforeNextSlot('k', 100, now)).toBe(1000);
+		budget.clear();
+		expect(budget.waitBeforeNextSlot('k', 100, now)).toBe(0);
+	});
+
+	it('identifies keys by a SHA-256 hash that never contains the key', () => {
+		const key = budgetKeyFor('secret-key', 'http://a/service');
+		expect(key).toMatch(/^[0-9a-f]{64}$/);
+		expect(key).not.toContain('secret-key');
+		expect(budgetKeyFor('secret-key', 'http://b/service')).not.toBe(key);
+	});
+});
+
+describe('rateLimitWaitMs (Retry-After)', () => {
+	it('reads seconds, an HTTP date, or falls back to one window', () => {
+		expect(rateLimitWaitMs({ 'retry-after': '3' })).toBe(3000);
+		const now = Date.parse('2025-01-01T00:00:00Z');
+		expect(rateLimitWaitMs({ 'retry-after': 'Wed, 01 Jan 2025 00:00:05 GMT' }, now)).toBe(5000);
+		expect(rateLimitWaitMs({})).toBe(pipelineTiming.windowMs);
+	});
+});
+
+describe('toIsoWithOffset (Updated Since)', () => {
+	it("reads a local time in the workflow's time zone and writes its offset", () => {
+		expect(toIsoWithOffset('2025-07-01T10:00:00', 'Europe/Berlin')).toBe('2025-07-01T10:00:00+02:00');
+		expect(toIsoWithOffset('2025-01-01T10:00:00', 'Europe/Berlin')).toBe('2025-01-01T10:00:00+01:00');
+		expect(toIsoWithOffset('2025-01-01 10:00', 'America/New_York')).toBe('2025-01-01T10:00:00-05:00');
+	});
+
+	it('keeps the instant of values that carry a zone', () => {
+		expect(toIsoWithOffset('2025-07-01T08:00:00Z', 'Europe/Berlin')).toBe('2025-07-01T10:00:00+02:00');
+		const luxon = DateTime.fromISO('2025-07-01T08:00:00', { zone: 'UTC' });
+		expect(toIsoWithOffset(luxon, 'UTC')).toBe('2025-07-01T08:00:00Z');
+		expect(toIsoWithOffset(new Date('2025-07-01T08:00:00Z'), 'Asia/Tokyo')).toBe('2025-07-01T17:00:00+09:00');
+	});
+
+	it('answers undefined for what does not parse', () => {
+		expect(toIsoWithOffset('yesterday-ish', 'UTC')).toBeUndefined();
+		expect(toIsoWithOffset(42, 'UTC')).toBeUndefined();
+	});
+});
+
+describe('simplifyProposal', () => {
+	it('flattens a record into the CRM row with the latest result event', () => {
+		const record = {
+			proposal: {
+				uid: 'p1',
+				status: 'SUBMITTED',
+				createdAt: '2025-01-01T00:00:00Z',
+				updatedAt: '2025-01-03T00:00:00Z',
+				chatRoomId: 'room-1',
+				results: [
+					{ type: 'CLIENT_REPLIED', timeStamp: '2025-01-03T00:00:00Z' },
+					{ type: 'VIEWED_BY_CLIENT', timeStamp: '2025-01-02T00:00:00Z' },
+				],
+			},
+			job: { title: 'T', url: 'https://x', budgetType: 'FIXED', price: 500, minHourlyRate: null, maxHourlyRate: null },
+			client: { country: 'FR', totalSpent: 1000 },
+			freelancer: { uid: 'mem-1', name: 'Ana' },
+		};
+		expect(simplifyProposal(record)).toEqual({
+			uid: 'p1',
+			status: 'SUBMITTED',
+			createdAt: '2025-01-01T00:00:00Z',
+			updatedAt: '2025-01-03T00:00:00Z',
+			jobTitle: 'T',
+			jobUrl: 'https://x',
+			jobBudgetType: 'FIXED',
+			jobFixedPrice: 500,
+			jobMinHourlyRate: null,
+			jobMaxHourlyRate: null,
+			clientCountry: 'FR',
+			clientTotalSpent: 1000,
+			freelancerUid: 'mem-1',
+			freelancerName: 'Ana',
+			latestResult: 'CLIENT_REPLIED',
+			latestResultAt: '2025-01-03T00:00:00Z',
+			chatRoomId: 'room-1',
+		});
+	});
+
+	it('tolerates missing parts', () => {
+		expect(simplifyProposal({})).toMatchObject({ uid: null, jobTitle: null, latestResult: null, chatRoomId: null });
+		expect(latestResultEvent(undefined)).toBeNull();
+	});
+});
+
+describe('toNodeApiError', () => {
+	it('carries title, detail, HTTP code and guidance, never the API key', () => {
+		const error = toNodeApiError(
+			node,
+			{ method: 'GET', path: '/v1/agency', statusCode: 403, problem: { title: 'Forbidden', detail: 'Key sk-123 is invalid.' } },
+			'sk-123',
+		);
+		expect(error).toBeInstanceOf(NodeApiError);
+		expect(error.httpCode).toBe('403');
+		expect(error.message).toBe('Forbidden: Key *** is invalid.');
+		expect(error.description).toContain('API Key');
+		expect(JSON.stringify(error)).not.toContain('sk-123');
+	});
+
+	it('gives guidance per status', () => {
+		const at = (statusCode: number, path = '/v1/agency', detail = '', method = 'GET') =>
+			guidanceFor({ method, path, statusCode, problem: { detail } });
+		expect(at(400, '/v1/agency/proposals', 'pageCursor was issued for another ordering')).toContain('another ordering');
+		expect(at(400)).toContain('parameter');
+		expect(at(401)).toContain('No API key');
+		expect(at(403, '/v1/master-inbox/rooms/r/stories', '', 'POST')).toContain('Master Inbox subscription');
+		expect(at(404, '/v1/agency/proposals/prop%2F9')).toContain('No proposal with ID "prop/9"');
+		expect(at(404, '/v1/master-inbox/rooms/room-9/stories')).toContain('chat room with ID "room-9"');
+		expect(at(429)).toContain('too many requests');
+		expect(at(500)).toContain('Try again later');
+		expect(at(502, '/v1/master-inbox/rooms/r/stories', '', 'POST')).toContain('not sent again');
+		expect(guidanceFor({ method: 'GET', path: '/v1/agency' })).toContain('Base URL');
+		expect(recordNamedByPath('/v1/bid-intents/bid-001')).toEqual({ label: 'bid intent', id: 'bid-001' });
+	});
+});
+
+describe('sendThroughPipeline', () => {
+	const saved = { ...pipelineTiming, retryBackoffMs: [...pipelineTiming.retryBackoffMs] };
+	beforeEach(() => {
+		resetRequestBudgets();
+		Object.assign(pipelineTiming, { retryBackoffMs: [5, 5, 5], maxRateLimitWaitMs: 1_000, minRateLimitWaitMs: 10 });
+	});
+	afterAll(() => Object.assign(pipelineTiming, saved));
+
+	const answer = (statusCode: number, headers = {}): IN8nHttpFullResponse => ({
+		statusCode,
+		headers,
+		body: statusCode < 400 ? { data: {} } : { title: 'T', detail: 'D', status: statusCode },
+	});
+	function scripted(...responses: Array<IN8nHttpFullResponse | Error>) {
+		const send = jest.fn(async () => {
+			const next = responses.shift()!;
+			if (next instanceof Error) throw next;
+			return next;
+		});
+		return send;
+	}
+	const request = (method: string) => ({ method, path: '/v1/x', idempotent: method === 'GET', budgetKey: `k-${method}`, limit: 100 });
+
+	it('waits Retry-After on 429 and sends again, even a message', async () => {
+		const send = scripted(answer(429, { 'retry-after': '0.05' }), answer(200));
+		const started = Date.now();
+		await sendThroughPipeline(context, send, request('POST'));
+		expect(send).toHaveBeenCalledTimes(2);
+		expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+	});
+
+	it('fails with 429 once the bounded wait is spent', async () => {
+		const send = scripted(...Array.from({ length: 10 }, () => answer(429, { 'retry-after': '0.4' })));
+		await expect(sendThroughPipeline(context, send, request('GET'))).rejects.toMatchObject({ httpCode: '429' });
+		expect(send).toHaveBeenCalledTimes(3);
+	});
+
+	it('retries reads on 5xx and network errors, with a limit', async () => {
+		const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+		const send = scripted(answer(503), reset, answer(200));
+		expect((await sendThroughPipeline(context, send, request('GET'))).statusCode).toBe(200);
+		const failing = scripted(answer(500), answer(500), answer(500), answer(500), answer(200));
+		await expect(sendThroughPipeline(context, failing, request('GET'))).rejects.toMatchObject({ httpCode: '500' });
+		expect(failing).toHaveBeenCalledTimes(4);
+	});
+
+	it('never sends a write again after a 5xx or a network error', async () => {
+		const send = scripted(answer(500), answer(200));
+		await expect(sendThroughPipeline(context, send, request('POST'))).rejects.toMatchObject({ httpCode: '500' });
+		const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+		const dropped = scripted(reset, answer(200));
+		await expect(sendThroughPipeline(context, dropped, request('DELETE'))).rejects.toBeInstanceOf(NodeApiError);
+		expect(send).toHaveBeenCalledTimes(1);
+		expect(dropped).toHaveBeenCalledTimes(1);
+	});
+});
