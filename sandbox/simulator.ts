@@ -13,6 +13,7 @@ export class Simulator {
 	private rng: Random;
 	intervalMs = DEFAULT_SIMULATOR_INTERVAL_MS;
 	ticks = 0;
+	readonly countsByKind: Partial<Record<ChangeKind, number>> = {};
 	readonly recent: Array<{ kind: ChangeKind; at: string }> = [];
 
 	constructor(
@@ -43,18 +44,20 @@ export class Simulator {
 		this.rng = new Random(this.seed ^ 0x51a1);
 		this.ticks = 0;
 		this.recent.length = 0;
+		for (const kind of Object.keys(this.countsByKind)) delete this.countsByKind[kind as ChangeKind];
 	}
 
 	tick(): ChangeKind {
 		const kind = this.rng.pick(ACTIVITY);
 		applyChange(this.core, { kind });
 		this.ticks++;
+		this.countsByKind[kind] = (this.countsByKind[kind] ?? 0) + 1;
 		this.recent.push({ kind, at: new Date().toISOString() });
 		if (this.recent.length > 100) this.recent.shift();
 		return kind;
 	}
 
 	status() {
-		return { running: this.running, intervalMs: this.intervalMs, ticks: this.ticks, recent: this.recent.slice(-20) };
+		return { running: this.running, intervalMs: this.intervalMs, ticks: this.ticks, countsByKind: { ...this.countsByKind }, recent: this.recent.slice(-20) };
 	}
 }

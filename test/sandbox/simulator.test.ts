@@ -1,0 +1,57 @@
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { apiClient, control, expectProblem } from './client';
+
+async function waitForTicks(sandbox: Sandbox, ticks: number): Promise<any> {
+	const deadline = Date.now() + 10_000;
+	for (;;) {
+		const status = (await control(sandbox).get('/simulator')).body;
+		if (status.ticks >= ticks) return status;
+		if (Date.now() > deadline) throw new Error('simulator did not tick');
+		await new Promise((r) => setTimeout(r, 20));
+	}
+}
+
+describe('sandbox activity simulator', () => {
+	let sandbox: Sandbox;
+
+	afterEach(() => sandbox?.close());
+
+	test('started by option: client activity moves updatedAt forward and adds proposals, stories and bids', async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0, simulator: { intervalMs: 10 } });
+		const before = { proposals: sandbox.state.proposals.length, bids: sandbox.state.bidIntents.length };
+		await waitForTicks(sandbox, 40);
+		const status = (await control(sandbox).delete('/simulator')).body;
+		expect(Object.keys(status.countsByKind).sort()).toEqual(['clientMessage', 'clientReply', 'hire', 'newProposal', 'scheduleBid', 'viewed']);
+		expect(sandbox.state.proposals.length).toBeGreaterThan(before.proposals);
+		expect(sandbox.state.bidIntents.length).toBeGreaterThan(before.bids);
+		// The changes are visible through the API, newest updatedAt first.
+		const recent = await apiClient(sandbox).get('/v1/agency/proposals', { updatedSince: '2026-06-02T00:00:00Z', pageSize: 100 });
+		expect(recent.body.data.length).toBeGreaterThan(0);
+		const stamps = recent.body.data.map((r: any) => r.proposal.updatedAt);
+		expect(new Set(stamps).size).toBe(stamps.length); // strictly increasing clock: no two changes share a time
+	});
+
+	test('started and stopped via control endpoints; the sequence is deterministic from the seed', async () => {
+		const sequence = async () => {
+			sandbox = await startSandbox({ requestsPerMinute: 0, seed: 7 });
+			const ctl = control(sandbox);
+			expect((await ctl.get('/simulator')).body.running).toBe(false);
+			expect((await ctl.post('/simulator', { intervalMs: 5 })).body.running).toBe(true);
+			await waitForTicks(sandbox, 12);
+			const stopped = (await ctl.delete('/simulator')).body;
+			expect(stopped.running).toBe(false);
+			const kinds = stopped.recent.slice(0, 12).map((r: any) => r.kind);
+			await sandbox.close();
+			return { kinds };
+		};
+		const first = await sequence();
+		const second = await sequence();
+		expect(second.kinds).toEqual(first.kinds);
+		expect(new Set(first.kinds).size).toBeGreaterThan(1);
+	});
+
+	test('invalid interval is a 400', async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0 });
+		expectProblem(await control(sandbox).post('/simulator', { intervalMs: -1 }), 400);
+	});
+});
