@@ -1,9 +1,8 @@
 import type { IHookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { agencyInboxApiRequest, CREDENTIAL_TYPE } from '../AgencyInbox/shared/transport';
 import { signingKeyFor } from './signingSecret';
-
-const CREDENTIAL_TYPE = 'agencyInboxApi';
 
 /** Activations a user is watching; on a restart a brief outage must not keep the webhook down. */
 const USER_ACTIVATIONS = ['activate', 'update', 'manual'];
@@ -30,16 +29,10 @@ function reachabilityProblem(status: number | undefined): string {
 }
 
 async function assertServiceReachable(this: IHookFunctions): Promise<void> {
-	const credentials = await this.getCredentials(CREDENTIAL_TYPE);
-	const baseUrl = String(credentials.baseUrl ?? '').replace(/\/+$/, '');
 	try {
-		await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_TYPE, {
-			method: 'GET',
-			url: `${baseUrl}/v1/agency`,
-			json: true,
-		});
+		// The one request pipeline: shared budget, retries of reads, no API key in errors.
+		await agencyInboxApiRequest.call(this, 'GET', '/v1/agency');
 	} catch (error) {
-		// Our own message only: the request error may carry the Authorization header.
 		throw new NodeOperationError(
 			this.getNode(),
 			`Cannot activate the Agency Inbox Trigger: ${reachabilityProblem(statusOf(error))}`,

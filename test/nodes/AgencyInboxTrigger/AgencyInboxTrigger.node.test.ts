@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { HookContext } from 'n8n-core';
 import type { IDataObject } from 'n8n-workflow';
 
+import { pipelineTiming } from '../../../nodes/AgencyInbox/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
 import { MAX_REMEMBERED_DELIVERIES } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
 import type { TriggerWorkflow } from '../../helpers/engine';
@@ -230,7 +231,10 @@ describe('Agency Inbox Trigger: activation', () => {
 	let agencyStatus = 200;
 	const seenAuthorization: string[] = [];
 
+	const productionBackoff = pipelineTiming.retryBackoffMs;
+
 	beforeAll(async () => {
+		pipelineTiming.retryBackoffMs = [1, 1, 1]; // the pipeline retries reads after network errors
 		server = createServer((request, response) => {
 			seenAuthorization.push(String(request.headers.authorization));
 			const found = request.url === '/service/v1/agency';
@@ -241,7 +245,10 @@ describe('Agency Inbox Trigger: activation', () => {
 		baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/service/`;
 	});
 
-	afterAll(async () => await new Promise((resolve) => server.close(resolve)));
+	afterAll(async () => {
+		pipelineTiming.retryBackoffMs = productionBackoff;
+		await new Promise((resolve) => server.close(resolve));
+	});
 
 	async function activate(trigger: TriggerWorkflow, mode: 'trigger' | 'manual' = 'trigger', activation: 'activate' | 'init' | 'manual' = 'activate') {
 		const context = new HookContext(trigger.workflow, trigger.node, trigger.additionalData, mode, activation);
