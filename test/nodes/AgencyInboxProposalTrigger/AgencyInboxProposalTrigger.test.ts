@@ -1,3 +1,4 @@
+import { PollContext } from 'n8n-core';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { resetRequestBudgets } from '../../../nodes/AgencyInbox/shared/transport';
@@ -177,6 +178,22 @@ describe('Agency Inbox Proposal Trigger against the sandbox', () => {
 		} finally {
 			await proxy.close();
 		}
+	});
+
+	it('resumes a sweep cut short by the poll time budget at the next poll, losing nothing', async () => {
+		const trigger = await activated(sandbox);
+		const changed = ['prop-0001', 'prop-0002', 'prop-0003', 'prop-0004', 'prop-0005'];
+		for (const uid of changed) await change(sandbox, { kind: 'viewed', proposalUid: uid });
+		// n8n's poll budget of 0 ms: the trigger reads one page per poll and resumes at the stored cursor.
+		const pollWithoutTime = async () => {
+			const context = new PollContext(trigger.workflow, trigger.node, trigger.additionalData, 'trigger', 'activate',
+				undefined, undefined, undefined, undefined, undefined, () => 0);
+			return await new AgencyInboxProposalTrigger().poll.call(context);
+		};
+		const perPoll: string[][] = [];
+		for (let poll = 0; poll < 4; poll++) perPoll.push(fired(await pollWithoutTime()).map((item) => item.uid as string));
+		expect(perPoll).toEqual([['prop-0004', 'prop-0005'], ['prop-0002', 'prop-0003'], ['prop-0001'], []]);
+		expect(persistedState(trigger)?.pending).toBeUndefined();
 	});
 
 	it('Trigger On: new only, updated only', async () => {
