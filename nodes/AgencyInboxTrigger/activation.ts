@@ -7,9 +7,9 @@ import { signingKeyFor } from './signingSecret';
 /** Activations a user is watching; on a restart a brief outage must not keep the webhook down. */
 const USER_ACTIVATIONS = ['activate', 'update', 'manual'];
 
+/** The HTTP status the pipeline's NodeApiError carries; none for network errors. */
 function statusOf(error: unknown): number | undefined {
-	const candidate = error as { httpCode?: string; cause?: { response?: { status?: number } } };
-	const status = Number(candidate.httpCode ?? candidate.cause?.response?.status);
+	const status = Number((error as { httpCode?: string }).httpCode);
 	return Number.isInteger(status) && status > 0 ? status : undefined;
 }
 

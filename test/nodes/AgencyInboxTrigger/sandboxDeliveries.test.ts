@@ -7,7 +7,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { HookContext } from 'n8n-core';
 import type { IDataObject } from 'n8n-workflow';
+
+import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
 
 import { startSandbox, type Sandbox } from '../../../sandbox';
 import type { TriggerWorkflow } from '../../helpers/engine';
@@ -169,5 +172,15 @@ describe('Agency Inbox Trigger with the sandbox sender over HTTP', () => {
 		await control(sandbox, 'POST', '/events', { type: 'chat.message.sent', endpointId: other.id });
 		await waitFor(async () => ((await deliveries(sandbox)).filter((d) => d.status === 401).length >= 2 ? true : undefined));
 		expect(n8n.runs).toHaveLength(0);
+	});
+
+	it('activates against the service with a valid key and refuses an unknown key', async () => {
+		const create = new AgencyInboxTrigger().webhookMethods.default.create;
+		const activate = async (apiKey: string) => {
+			const trigger = triggerWith({}, { baseUrl: `${sandbox.url}/`, apiKey, webhookSigningSecret: sandbox.signingSecret });
+			return await create.call(new HookContext(trigger.workflow, trigger.node, trigger.additionalData, 'trigger', 'activate'));
+		};
+		expect(await activate(sandbox.apiKey)).toBe(true);
+		await expect(activate('not-a-key')).rejects.toThrow(/rejected the API key \(HTTP 403\)/);
 	});
 });
