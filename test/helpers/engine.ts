@@ -382,7 +382,8 @@ export class TriggerWorkflow {
 
 	/** What n8n would persist after a run: the workflow's static data. */
 	staticData(): IDataObject {
-		return structuredClone(this.workflow.staticData) as IDataObject;
+		// Static data is an observable proxy, which structuredClone cannot copy; n8n persists it as JSON.
+		return JSON.parse(JSON.stringify(this.workflow.staticData)) as IDataObject;
 	}
 
 	/** One poll as n8n's poll job runs it ('manual' is the editor's "Fetch Test Event"). */
