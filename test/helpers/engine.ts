@@ -35,7 +35,6 @@ import type {
 	INodeTypeData,
 	INodeTypes,
 	IRun,
-	IRunExecutionData,
 	IVersionedNodeType,
 	IWebhookData,
 	IWebhookResponseData,
@@ -43,7 +42,7 @@ import type {
 	WorkflowActivateMode,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
-import { ICredentialsHelper, NodeHelpers, Workflow } from 'n8n-workflow';
+import { createRunExecutionData, ICredentialsHelper, NodeHelpers, Workflow } from 'n8n-workflow';
 
 import { AgencyInboxApi } from '../../credentials/AgencyInboxApi.credentials';
 
@@ -186,9 +185,6 @@ function createAdditionalData(
 	} as unknown as IWorkflowExecuteAdditionalData;
 }
 
-function emptyRunExecutionData(): IRunExecutionData {
-	return { resultData: { runData: {} } } as IRunExecutionData;
-}
 
 function createHooks(mode: WorkflowExecuteMode) {
 	return new ExecutionLifecycleHooks(mode, `test-${Date.now()}`, {
@@ -263,16 +259,9 @@ export async function runNode(test: NodeUnderTest, inputItems: IDataObject[] = [
 	const finished = new Promise<IRun>((resolve) => (finish = resolve));
 	hooks.addHandler('workflowExecuteAfter', (run) => finish(run));
 	const additionalData = createAdditionalData(test.credentials ?? {}, hooks);
-	const runExecutionData = {
-		resultData: { runData: {} },
-		executionData: {
-			contextData: {},
-			metadata: {},
-			waitingExecution: {},
-			waitingExecutionSource: null,
-			nodeExecutionStack: [{ node: start, data: { main: [[{ json: {} }]] }, source: null }],
-		},
-	} as IRunExecutionData;
+	const runExecutionData = createRunExecutionData({
+		executionData: { nodeExecutionStack: [{ node: start, data: { main: [[{ json: {} }]] }, source: null }] },
+	});
 	await new WorkflowExecute(additionalData, 'manual', runExecutionData).processRunExecutionData(workflow);
 	const run = await finished;
 	const taskData = run.data.resultData.runData[NODE_NAME]?.[0];
@@ -329,7 +318,7 @@ export async function testCredential(data: CredentialData): Promise<INodeCredent
 		node,
 		additionalData,
 		'internal',
-		emptyRunExecutionData(),
+		createRunExecutionData(),
 		0,
 		[],
 		{ main: [[{ json: {} }]] },
@@ -394,7 +383,7 @@ export class TriggerWorkflow {
 
 	/** One webhook request as n8n's webhook service hands it to the node. */
 	async webhook(
-		request: object,
+		request: { method?: string },
 		response: object,
 		webhookName: 'default' | 'setup' = 'default',
 		mode: WorkflowExecuteMode = 'webhook',
