@@ -19,4 +19,13 @@ export default [
 	// The rule's own documentation: "Only applicable to nodes in the main repository"; ours is a URL.
 	{ files: ['credentials/**/*.ts'], rules: { 'n8n-nodes-base/cred-class-field-documentation-url-miscased': 'off' } },
 	{ files: ['nodes/**/*.ts'], ...n8nNodesBaseRules('nodes') },
+	// These two want the string 'main', which the newer community rule node-connection-type-literal
+	// forbids in favour of NodeConnectionTypes.Main; the community plugin is the one n8n Cloud applies.
+	{
+		files: ['nodes/**/*.ts'],
+		rules: {
+			'n8n-nodes-base/node-class-description-inputs-wrong-regular-node': 'off',
+			'n8n-nodes-base/node-class-description-outputs-wrong': 'off',
+		},
+	},
 ];

@@ -53,7 +53,6 @@ export class AgencyInboxProposalTrigger implements INodeType {
 		polling: true,
 		inputs: [],
 		// The scanner's community rule asks for the constant; the older nodes-base rule predates it.
-		// eslint-disable-next-line n8n-nodes-base/node-class-description-outputs-wrong
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'agencyInboxApi', required: true }],
 		properties: proposalTriggerProperties,

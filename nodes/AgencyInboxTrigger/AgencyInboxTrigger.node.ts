@@ -50,7 +50,6 @@ export class AgencyInboxTrigger implements INodeType {
 		defaults: { name: 'Agency Inbox Trigger' },
 		inputs: [],
 		// The scanner's community rule asks for the constant; the older nodes-base rule predates it.
-		// eslint-disable-next-line n8n-nodes-base/node-class-description-outputs-wrong
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'agencyInboxApi', required: true }],
 		webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' }],
