@@ -5,7 +5,6 @@ import {
 	control,
 	credentialFor,
 	injectFault,
-	jsonOf,
 	rateFigures,
 	runAgencyInbox,
 	type Sandbox,
