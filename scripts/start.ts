@@ -17,6 +17,7 @@ import {
 	buildPackage,
 	installIntoN8n,
 	loadSampleWorkflows,
+	pollEverySeconds,
 	registerWebhookEndpoints,
 	sandboxCredential,
 	triggerWebhooks,
@@ -31,7 +32,7 @@ const sandboxPort = Number(process.env.AGENCY_INBOX_SANDBOX_PORT || SAMPLE_SANDB
 /** One n8n database per n8n version (a 2.x database cannot be opened by 1.x), kept between starts. */
 const userFolder = path.join(n8nCacheRoot(), `demo-user-${n8nVersion}`);
 /** The proposal trigger polls every 15 s here, so changes show up while people watch. */
-const DEMO_POLL_TIMES = { item: [{ mode: 'custom', cronExpression: '*/15 * * * * *' }] };
+const DEMO_POLL_TIMES = pollEverySeconds(15);
 const SIMULATOR_INTERVAL_MS = 8_000;
 /** The service raises the 20 per minute for trusted clients; the demo's three workflows share one key. */
 const DEMO_REQUESTS_PER_MINUTE = 60;

@@ -81,11 +81,18 @@ export function sandboxCredential(sandbox: SandboxEndpoint, requestsPerMinute = 
 export interface SampleWorkflowOptions {
 	/** Where the sandbox runs; replaces SAMPLE_SANDBOX_ORIGIN in the workflows. */
 	sandboxOrigin: string;
-	/**
-	 * Replaces the proposal trigger's poll times, e.g. every few seconds for tests and demos
-	 * (`{ item: [{ mode: 'custom', cronExpression: '*\/5 * * * * *' }] }`).
-	 */
+	/** Replaces the proposal trigger's poll times (n8n's `pollTimes` parameter), e.g. pollEverySeconds(5). */
 	pollTimes?: object;
+}
+
+/**
+ * Poll times that make n8n poll every `seconds` (a divisor of 60). n8n refuses a poll time that fires
+ * more than once a minute (`*\/5 * * * * *`), but accepts several that each fire once a minute at a
+ * fixed second, which together poll as often as tests and demos need.
+ */
+export function pollEverySeconds(seconds: number): object {
+	const count = Math.floor(60 / seconds);
+	return { item: Array.from({ length: count }, (_, index) => ({ mode: 'custom', cronExpression: `${index * seconds} * * * * *` })) };
 }
 
 /** The sample workflows of `workflows/*.json`, ready to import next to a sandbox at sandboxOrigin. */

@@ -162,7 +162,8 @@ async function runInstall(version: string, log: Log): Promise<N8nInstallation> {
 			`--nodedir=${nodeHeadersDir}`,
 			...npmCommonFlags,
 		],
-		{ cwd: installDir, env: npmEnv, logFile, log, label: 'npm rebuild' },
+		// JOBS: node-gyp compiles with every CPU (isolated-vm alone takes minutes on one).
+		{ cwd: installDir, env: { ...npmEnv, JOBS: 'max' }, logFile, log, label: 'npm rebuild' },
 	);
 
 	step(4, 'verifying n8n --version and the native addons under Node 24');

@@ -14,6 +14,7 @@ import {
 	buildPackage,
 	installIntoN8n,
 	loadSampleWorkflows,
+	pollEverySeconds,
 	registerWebhookEndpoints,
 	sandboxCredential,
 	triggerWebhooks,
@@ -26,8 +27,8 @@ import { finishedExecutions, getJson, listExecutions, postJson, sleep, startLoss
 
 const n8nVersion = process.env.AGENCY_INBOX_N8N_VERSION || DEFAULT_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
-/** The e2e proposal trigger polls every 2 s instead of every minute. */
-const E2E_POLL_TIMES = { item: [{ mode: 'custom', cronExpression: '*/2 * * * * *' }] };
+/** The e2e proposal trigger polls every 3 s instead of every minute. */
+const E2E_POLL_TIMES = pollEverySeconds(3);
 const CREDENTIAL_REF = { agencyInboxApi: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } };
 const WORKFLOW_IDS = { crm: 'aiSampleCrmFlow1', chat: 'aiSampleChatFlw1', bid: 'aiSampleBidFlow1', operations: 'e2eOperations001' };
 
@@ -104,6 +105,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 	let operationsRun: ExecutionResult;
 	let webhooks: TriggerWebhook[];
 	let cancelledBidId: string;
+	let relayEndpointId: string;
 	const timings: Record<string, number> = {};
 	const sandboxGet = <T>(route: string) => getJson<{ data: T }>(`${sandbox.origin}/_sandbox/${route}`).then((answer) => answer.data);
 	const change = <T>(body: object) => postJson<{ data: T }>(`${sandbox.origin}/_sandbox/changes`, body).then((answer) => answer.data);
@@ -116,7 +118,8 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 		timings['build'] = buildMs;
 		timings['build + install or locate n8n'] = Date.now() - startedAt;
 
-		sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.001 });
+		// Retries 2 s after a failed attempt (the service: 5 s), after the first run has finished.
+		sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.4 });
 		workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agency-inbox-e2e-'));
 		const userFolder = path.join(workDir, 'user');
 		const samples = await loadSampleWorkflows({ sandboxOrigin: sandbox.origin, pollTimes: E2E_POLL_TIMES });
@@ -147,7 +150,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 		// The chat trigger is reached through a relay that loses n8n's first answer to every delivery.
 		relay = await startLossyRelay(chatWebhook().productionUrl);
 		const directUrls = webhooks.filter((webhook) => webhook.workflowId !== WORKFLOW_IDS.chat).map((webhook) => webhook.productionUrl);
-		await registerWebhookEndpoints(sandbox.origin, [relay.url, ...directUrls]);
+		[{ id: relayEndpointId }] = await registerWebhookEndpoints(sandbox.origin, [relay.url, ...directUrls]);
 		timings['setup total'] = Date.now() - startedAt;
 	}, SETUP_TIMEOUT_MS);
 
@@ -174,8 +177,9 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 		it('reads the agency, members, invitations, proposals, rooms and messages', async () => {
 			expect(outputOf('Get Agency')[0]).toMatchObject({ uid: 'agency-001' });
 			expect(outputOf('Get Many Members').length).toBe(sandbox.state.members.length);
-			expect(outputOf('Get Pending Invitations').length).toBeGreaterThan(0);
-			expect(outputOf('Get Pending Invitations').every((invitation) => invitation.status === 'pending')).toBe(true);
+			const invitationStatuses = outputOf('Get Pending Invitations').map((invitation) => JSON.stringify(invitation).match(/"status":"(\w+)"/)?.[1]);
+			expect(invitationStatuses.length).toBeGreaterThan(0);
+			expect(new Set(invitationStatuses)).toEqual(new Set(['pending']));
 			const proposals = outputOf('Get Many Proposals');
 			expect(proposals.length).toBe(30);
 			expect(new Set(proposals.map((proposal) => proposal.uid)).size).toBe(30);
@@ -248,9 +252,9 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 			const deliveries = await waitFor(
 				'the re-deliveries',
 				() => sandboxGet<Array<{ type: string; attempt: number; status?: number; endpointId: string }>>('deliveries'),
-				(found) => found.filter((delivery) => delivery.type === 'chat.message.sent' && delivery.attempt === 2 && delivery.status === 200).length >= 2 * roomIds.length,
+				(found) => found.filter((delivery) => delivery.endpointId === relayEndpointId && delivery.attempt === 2 && delivery.status === 200).length === roomIds.length,
 			);
-			expect(deliveries.some((delivery) => delivery.attempt === 1 && delivery.status === 502)).toBe(true);
+			expect(deliveries.filter((delivery) => delivery.endpointId === relayEndpointId && delivery.attempt === 1).map((delivery) => delivery.status)).toEqual([502, 502]);
 			// And a captured delivery replayed byte for byte.
 			const first = relay!.captured.find((captured) => captured.body.toString().includes(roomIds[0]))!;
 			const replay = await fetch(chatWebhook().productionUrl, { method: 'POST', headers: first.headers, body: first.body });
