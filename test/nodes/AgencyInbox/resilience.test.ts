@@ -162,6 +162,7 @@ describe('errors', () => {
 		await injectFault(sandbox, { pathPrefix: '/v1/agency', status: 429, count: 10, retryAfter: 1 });
 		const { error } = await runAgencyInbox(sandbox, { resource: 'agency', operation: 'get' });
 		expect(error?.httpCode).toBe('429');
+		expect(error?.message).toContain('Injected fault');
 		expect(error?.description).toContain('after waiting 2 s');
 	});
 
