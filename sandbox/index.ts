@@ -21,6 +21,8 @@ export type { SandboxState } from './types';
 export interface SandboxOptions {
 	/** Per API key, rolling 60 s window; default 20; 0 or Infinity = unlimited. */
 	requestsPerMinute?: number;
+	/** Length of the rate-limit window (default 60 000 ms); tests shorten it. */
+	rateLimitWindowMs?: number;
 	/** Default page size of every list (default 20); the `pageSize` query parameter overrides it. */
 	pageSize?: number;
 	/** Seeded proposal count (default 300; about 10% with updatedAt null). */
@@ -59,7 +61,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const signingSecret = signingSecretFor(seed);
 	const apiKeys = ['sandbox-key-1', 'sandbox-key-2'];
 	const webhooks = new WebhookSender(signingSecret, options.webhookTimeScale ?? 1);
-	const limiter = new RollingWindowLimiter(options.requestsPerMinute ?? 20);
+	const limiter = new RollingWindowLimiter(options.requestsPerMinute ?? 20, options.rateLimitWindowMs);
 	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE }, limiter, webhooks);
 	const simulator = new Simulator(core, seed);
 	const keyIds = new Map(apiKeys.map((key, i) => [key, `key-${i + 1}`]));

@@ -1,5 +1,5 @@
 /** Per-API-key rolling-window rate limiter (requests per 60 s), with the figures /_sandbox/rate reports. */
-const WINDOW_MS = 60_000;
+export const SERVICE_WINDOW_MS = 60_000;
 
 export type Admission = { admitted: true } | { admitted: false; retryAfterSeconds: number };
 
@@ -8,19 +8,23 @@ export class RollingWindowLimiter {
 	maxInAnyWindow = 0;
 	rejected429 = 0;
 
-	constructor(public requestsPerMinute: number) {}
+	/** `windowMs` is the service's minute; tests shorten it to see the limit bite within seconds. */
+	constructor(
+		public requestsPerMinute: number,
+		private readonly windowMs = SERVICE_WINDOW_MS,
+	) {}
 
 	private get unlimited(): boolean {
 		return !Number.isFinite(this.requestsPerMinute) || this.requestsPerMinute <= 0;
 	}
 
 	admit(keyId: string, nowMs = Date.now()): Admission {
-		const times = (this.admittedAt.get(keyId) ?? []).filter((t) => t > nowMs - WINDOW_MS);
+		const times = (this.admittedAt.get(keyId) ?? []).filter((t) => t > nowMs - this.windowMs);
 		this.admittedAt.set(keyId, times);
 		if (!this.unlimited && times.length >= this.requestsPerMinute) {
 			this.rejected429++;
 			// The window admits one more once the oldest admission in it leaves the window.
-			const freeAtMs = times[times.length - this.requestsPerMinute] + WINDOW_MS;
+			const freeAtMs = times[times.length - this.requestsPerMinute] + this.windowMs;
 			return { admitted: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAtMs - nowMs) / 1000)) };
 		}
 		times.push(nowMs);

@@ -44,6 +44,30 @@ describe('request budget', () => {
 		}
 	});
 
+	it('ten input items with Return All need three windows of requests: the budget waits, the service never answers 429', async () => {
+		// The same minute for both sides, shortened to 1.5 s so the budget must hold requests back.
+		const windowMs = 1_500;
+		const sandbox = await startSandbox({ requestsPerMinute: 20, rateLimitWindowMs: windowMs, proposals: 50, pageSize: 10 });
+		const savedWindowMs = pipelineTiming.windowMs;
+		pipelineTiming.windowMs = windowMs;
+		try {
+			const started = Date.now();
+			const result = await runAgencyInbox(
+				sandbox,
+				{ resource: 'proposal', operation: 'getAll', returnAll: true },
+				{ credential: credentialFor(sandbox, { requestsPerMinute: 20 }), inputItems: Array.from({ length: 10 }, (_, index) => ({ index })) },
+			);
+			expect(result.error).toBeUndefined();
+			expect(result.items).toHaveLength(10 * 50);
+			// 10 items x 5 pages = 50 requests: at 20 per window, the last ones wait two windows.
+			expect(Date.now() - started).toBeGreaterThanOrEqual(2 * windowMs);
+			expect(await rateFigures(sandbox)).toMatchObject({ maxInAnyWindow: 20, rejected429: 0 });
+		} finally {
+			pipelineTiming.windowMs = savedWindowMs;
+			await sandbox.close();
+		}
+	});
+
 	it('spaces requests so no rolling window holds more than Requests per Minute (window shortened to 1 s)', async () => {
 		const sandbox = await startSandbox({ requestsPerMinute: 20 });
 		const windowMs = pipelineTiming.windowMs;
