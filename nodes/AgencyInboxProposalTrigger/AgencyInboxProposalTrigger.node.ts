@@ -52,7 +52,6 @@ export class AgencyInboxProposalTrigger implements INodeType {
 		defaults: { name: 'Agency Inbox Proposal Trigger' },
 		polling: true,
 		inputs: [],
-		// The scanner's community rule asks for the constant; the older nodes-base rule predates it.
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'agencyInboxApi', required: true }],
 		properties: proposalTriggerProperties,

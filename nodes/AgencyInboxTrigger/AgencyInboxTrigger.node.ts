@@ -49,7 +49,6 @@ export class AgencyInboxTrigger implements INodeType {
 		description: 'Starts the workflow when the Agency Inbox service sends a signed webhook',
 		defaults: { name: 'Agency Inbox Trigger' },
 		inputs: [],
-		// The scanner's community rule asks for the constant; the older nodes-base rule predates it.
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'agencyInboxApi', required: true }],
 		webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' }],
