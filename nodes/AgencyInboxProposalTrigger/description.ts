@@ -1,5 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { PROPOSAL_STATUS_OPTIONS } from '../AgencyInbox/shared/descriptions';
+
 export const RESULT_EVENT_OPTIONS = [
 	{ name: 'Client Replied', value: 'CLIENT_REPLIED' },
 	{ name: 'Hired', value: 'HIRED' },
@@ -57,11 +59,7 @@ export const proposalTriggerProperties: INodeProperties[] = [
 				displayName: 'Status',
 				name: 'status',
 				type: 'options',
-				options: [
-					{ name: 'Active', value: 'active' },
-					{ name: 'Archived', value: 'archived' },
-					{ name: 'Submitted', value: 'submitted' },
-				],
+				options: PROPOSAL_STATUS_OPTIONS,
 				default: 'active',
 				description: 'Only proposals that currently have this status',
 			},

@@ -1,6 +1,6 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-import { listControls } from '../../shared/descriptions';
+import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['chatRoom'], operation: ['getAll'] };
 
@@ -14,41 +14,33 @@ export const chatRoomGetAllOperation: INodePropertyOptions = {
 
 export const chatRoomGetAllProperties: INodeProperties[] = [
 	...listControls(show),
-	{
-		displayName: 'Filters',
-		name: 'filters',
-		type: 'collection',
-		placeholder: 'Add Filter',
-		default: {},
-		displayOptions: { show },
-		options: [
-			{
-				displayName: 'Client Messages Only',
-				name: 'clientMessageOnly',
-				type: 'boolean',
-				default: true,
-				description: 'Whether to return only rooms whose latest message comes from the client',
-				routing: { send: { type: 'query', property: 'clientMessageOnly', value: '={{ String($value) }}' } },
-			},
-			{
-				displayName: 'Participants',
-				name: 'participants',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. mem-001, Jane Doe',
-				description: 'Comma-separated user IDs or names; rooms with any of them are returned',
-				routing: { send: { type: 'query', property: 'participants' } },
-			},
-			{
-				displayName: 'Search',
-				name: 'search',
-				type: 'string',
-				default: '',
-				description: 'Text to search for in the rooms',
-				routing: { send: { type: 'query', property: 'search' } },
-			},
-		],
-	},
+	filtersCollection(show, [
+		{
+			displayName: 'Client Messages Only',
+			name: 'clientMessageOnly',
+			type: 'boolean',
+			default: true,
+			description: 'Whether to return only rooms whose latest message comes from the client',
+			routing: { send: { type: 'query', property: 'clientMessageOnly', value: '={{ String($value) }}' } },
+		},
+		{
+			displayName: 'Participants',
+			name: 'participants',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. mem-001, Jane Doe',
+			description: 'Comma-separated user IDs or names; rooms with any of them are returned',
+			routing: { send: { type: 'query', property: 'participants' } },
+		},
+		{
+			displayName: 'Search',
+			name: 'search',
+			type: 'string',
+			default: '',
+			description: 'Text to search for in the rooms',
+			routing: { send: { type: 'query', property: 'search' } },
+		},
+	]),
 	{
 		displayName: 'Options',
 		name: 'options',

@@ -1,6 +1,6 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-import { listControls } from '../../shared/descriptions';
+import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['invitation'], operation: ['getAll'] };
 
@@ -14,27 +14,19 @@ export const invitationGetAllOperation: INodePropertyOptions = {
 
 export const invitationGetAllProperties: INodeProperties[] = [
 	...listControls(show),
-	{
-		displayName: 'Filters',
-		name: 'filters',
-		type: 'collection',
-		placeholder: 'Add Filter',
-		default: {},
-		displayOptions: { show },
-		options: [
-			{
-				displayName: 'Status',
-				name: 'status',
-				type: 'options',
-				options: [
-					{ name: 'Accepted', value: 'accepted' },
-					{ name: 'Declined', value: 'declined' },
-					{ name: 'Pending', value: 'pending' },
-				],
-				default: 'pending',
-				description: 'Only invitations with this status',
-				routing: { send: { type: 'query', property: 'status' } },
-			},
-		],
-	},
+	filtersCollection(show, [
+		{
+			displayName: 'Status',
+			name: 'status',
+			type: 'options',
+			options: [
+				{ name: 'Accepted', value: 'accepted' },
+				{ name: 'Declined', value: 'declined' },
+				{ name: 'Pending', value: 'pending' },
+			],
+			default: 'pending',
+			description: 'Only invitations with this status',
+			routing: { send: { type: 'query', property: 'status' } },
+		},
+	]),
 ];

@@ -1,6 +1,6 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-import { listControls } from '../../shared/descriptions';
+import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['member'], operation: ['getAll'] };
 
@@ -14,26 +14,18 @@ export const memberGetAllOperation: INodePropertyOptions = {
 
 export const memberGetAllProperties: INodeProperties[] = [
 	...listControls(show),
-	{
-		displayName: 'Filters',
-		name: 'filters',
-		type: 'collection',
-		placeholder: 'Add Filter',
-		default: {},
-		displayOptions: { show },
-		options: [
-			{
-				displayName: 'Role',
-				name: 'role',
-				type: 'options',
-				options: [
-					{ name: 'Business Manager', value: 'business_manager' },
-					{ name: 'Member', value: 'member' },
-				],
-				default: 'member',
-				description: 'Only members with this role',
-				routing: { send: { type: 'query', property: 'role' } },
-			},
-		],
-	},
+	filtersCollection(show, [
+		{
+			displayName: 'Role',
+			name: 'role',
+			type: 'options',
+			options: [
+				{ name: 'Business Manager', value: 'business_manager' },
+				{ name: 'Member', value: 'member' },
+			],
+			default: 'member',
+			description: 'Only members with this role',
+			routing: { send: { type: 'query', property: 'role' } },
+		},
+	]),
 ];

@@ -1,6 +1,6 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-import { listControls } from '../../shared/descriptions';
+import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['message'], operation: ['getAll'] };
 
@@ -14,22 +14,14 @@ export const messageGetAllOperation: INodePropertyOptions = {
 
 export const messageGetAllProperties: INodeProperties[] = [
 	...listControls(show),
-	{
-		displayName: 'Filters',
-		name: 'filters',
-		type: 'collection',
-		placeholder: 'Add Filter',
-		default: {},
-		displayOptions: { show },
-		options: [
-			{
-				displayName: 'Search',
-				name: 'search',
-				type: 'string',
-				default: '',
-				description: 'Text to search for in the messages',
-				routing: { send: { type: 'query', property: 'search' } },
-			},
-		],
-	},
+	filtersCollection(show, [
+		{
+			displayName: 'Search',
+			name: 'search',
+			type: 'string',
+			default: '',
+			description: 'Text to search for in the messages',
+			routing: { send: { type: 'query', property: 'search' } },
+		},
+	]),
 ];

@@ -1,6 +1,6 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-import { listControls, simplifyOption } from '../../shared/descriptions';
+import { filtersCollection, listControls, PROPOSAL_STATUS_OPTIONS, simplifyOption } from '../../shared/descriptions';
 import { sendUpdatedSinceWithOffset } from '../../shared/inputs';
 
 const show = { resource: ['proposal'], operation: ['getAll'] };
@@ -15,39 +15,27 @@ export const proposalGetAllOperation: INodePropertyOptions = {
 
 export const proposalGetAllProperties: INodeProperties[] = [
 	...listControls(show),
-	{
-		displayName: 'Filters',
-		name: 'filters',
-		type: 'collection',
-		placeholder: 'Add Filter',
-		default: {},
-		displayOptions: { show },
-		options: [
-			{
-				displayName: 'Status',
-				name: 'status',
-				type: 'options',
-				options: [
-					{ name: 'Active', value: 'active' },
-					{ name: 'Archived', value: 'archived' },
-					{ name: 'Submitted', value: 'submitted' },
-				],
-				default: 'active',
-				description: 'Only proposals with this status',
-				routing: { send: { type: 'query', property: 'status' } },
+	filtersCollection(show, [
+		{
+			displayName: 'Status',
+			name: 'status',
+			type: 'options',
+			options: PROPOSAL_STATUS_OPTIONS,
+			default: 'active',
+			description: 'Only proposals with this status',
+			routing: { send: { type: 'query', property: 'status' } },
+		},
+		{
+			displayName: 'Updated Since',
+			name: 'updatedSince',
+			type: 'dateTime',
+			default: '',
+			description:
+				"Only proposals changed at or after this time (read in the workflow's time zone), newest change first. Proposals never changed since the service started recording changes are left out.",
+			routing: {
+				send: { type: 'query', property: 'updatedSince', preSend: [sendUpdatedSinceWithOffset] },
 			},
-			{
-				displayName: 'Updated Since',
-				name: 'updatedSince',
-				type: 'dateTime',
-				default: '',
-				description:
-					"Only proposals changed at or after this time (read in the workflow's time zone), newest change first. Proposals never changed since the service started recording changes are left out.",
-				routing: {
-					send: { type: 'query', property: 'updatedSince', preSend: [sendUpdatedSinceWithOffset] },
-				},
-			},
-		],
-	},
+		},
+	]),
 	simplifyOption(show),
 ];
