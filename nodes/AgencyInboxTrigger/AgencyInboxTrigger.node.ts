@@ -160,14 +160,15 @@ export class AgencyInboxTrigger implements INodeType {
 
 		const delivery = deliveryFromRequest(request, verified);
 		const staticData = this.getWorkflowStaticData('node');
-		if (delivery.deliveryId && wasAccepted(staticData, delivery.deliveryId)) {
+		const trigger = `${this.getWorkflow().id}/${this.getNode().id}`;
+		if (delivery.deliveryId && wasAccepted(staticData, trigger, delivery.deliveryId)) {
 			return acknowledgeWithoutRun('Delivery already accepted; no second run');
 		}
 		const selectedEvents = this.getNodeParameter('events', ['*']) as string[];
 		if (!isEventSelected(delivery.event, selectedEvents)) {
 			return acknowledgeWithoutRun(`Event ${delivery.event} is not selected in the trigger; no run`);
 		}
-		if (delivery.deliveryId) rememberAccepted(staticData, delivery.deliveryId);
+		if (delivery.deliveryId) rememberAccepted(staticData, trigger, delivery.deliveryId);
 		return { workflowData: [[{ json: delivery as unknown as IDataObject }]] };
 	}
 }

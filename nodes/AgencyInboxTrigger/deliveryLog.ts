@@ -14,19 +14,42 @@ type AcceptedDelivery = [string, number];
 
 const STATIC_DATA_KEY = 'acceptedDeliveries';
 
+/**
+ * Ids accepted by this n8n process, per trigger node (workflow id and node id). n8n loads static data
+ * before each delivery and writes it back after: two overlapping deliveries start from the same data
+ * and the later write drops the earlier one's id. This memory is checked and updated with no await in
+ * between, so no overlap slips through within one process; static data carries ids across restarts.
+ */
+const acceptedInProcess = new Map<string, AcceptedDelivery[]>();
+
 function acceptedDeliveries(staticData: IDataObject): AcceptedDelivery[] {
 	const stored = staticData[STATIC_DATA_KEY];
 	return Array.isArray(stored) ? (stored as unknown as AcceptedDelivery[]) : [];
 }
 
-export function wasAccepted(staticData: IDataObject, deliveryId: string): boolean {
-	return acceptedDeliveries(staticData).some(([id]) => id === deliveryId);
+/** The list with the delivery added, without expired entries, capped to the newest ones. */
+function withDelivery(accepted: AcceptedDelivery[], deliveryId: string, nowMs: number): AcceptedDelivery[] {
+	const oldestKept = nowMs - DELIVERY_MEMORY_MS;
+	const kept = accepted.filter(([id, at]) => at >= oldestKept && id !== deliveryId);
+	kept.push([deliveryId, nowMs]);
+	return kept.slice(-MAX_REMEMBERED_DELIVERIES);
 }
 
-/** Remembers an accepted delivery in the node's static data, which n8n persists with the workflow. */
-export function rememberAccepted(staticData: IDataObject, deliveryId: string, nowMs: number = Date.now()): void {
-	const oldestKept = nowMs - DELIVERY_MEMORY_MS;
-	const kept = acceptedDeliveries(staticData).filter(([id, at]) => at >= oldestKept && id !== deliveryId);
-	kept.push([deliveryId, nowMs]);
-	staticData[STATIC_DATA_KEY] = kept.slice(-MAX_REMEMBERED_DELIVERIES) as unknown as IDataObject[];
+const includes = (accepted: AcceptedDelivery[] | undefined, deliveryId: string) =>
+	accepted?.some(([id]) => id === deliveryId) ?? false;
+
+/** `trigger` names the trigger node: its workflow's id and its node id. */
+export function wasAccepted(staticData: IDataObject, trigger: string, deliveryId: string): boolean {
+	return includes(acceptedInProcess.get(trigger), deliveryId) || includes(acceptedDeliveries(staticData), deliveryId);
+}
+
+/** Remembers an accepted delivery in this process and in the node's static data, which n8n persists. */
+export function rememberAccepted(
+	staticData: IDataObject,
+	trigger: string,
+	deliveryId: string,
+	nowMs: number = Date.now(),
+): void {
+	acceptedInProcess.set(trigger, withDelivery(acceptedInProcess.get(trigger) ?? [], deliveryId, nowMs));
+	staticData[STATIC_DATA_KEY] = withDelivery(acceptedDeliveries(staticData), deliveryId, nowMs) as unknown as IDataObject[];
 }

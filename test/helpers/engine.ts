@@ -343,6 +343,8 @@ export async function testCredential(data: CredentialData): Promise<INodeCredent
 	return { status: 'OK', message: 'Connection successful!' };
 }
 
+let triggerWorkflows = 0;
+
 /** A workflow holding one trigger node, with static data kept between polls and restarts. */
 export class TriggerWorkflow {
 	readonly workflow: Workflow;
@@ -351,10 +353,14 @@ export class TriggerWorkflow {
 
 	readonly additionalData: IWorkflowExecuteAdditionalData;
 
-	constructor(test: NodeUnderTest, staticData?: IDataObject) {
+	/**
+	 * Each instance is its own workflow unless `workflowId` names one: n8n builds a new Workflow with the
+	 * static data loaded from its database for each webhook request and each restart.
+	 */
+	constructor(test: NodeUnderTest, staticData?: IDataObject, workflowId = `trigger-workflow-${++triggerWorkflows}`) {
 		this.node = nodeFor(test, [0, 0]);
 		this.workflow = new Workflow({
-			id: 'trigger-workflow',
+			id: workflowId,
 			nodes: [this.node],
 			connections: {},
 			active: true,
@@ -393,7 +399,7 @@ export class TriggerWorkflow {
 			node: this.node.name,
 			path: 'agency-inbox',
 			webhookDescription: { name: webhookName, httpMethod: 'POST', path: 'agency-inbox' },
-			workflowId: 'trigger-workflow',
+			workflowId: this.workflow.id,
 			workflowExecuteAdditionalData: this.additionalData,
 		} as unknown as IWebhookData;
 		Object.assign(this.additionalData, { httpRequest: request, httpResponse: response });

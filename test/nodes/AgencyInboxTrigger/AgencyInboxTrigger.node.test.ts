@@ -115,6 +115,17 @@ describe('Agency Inbox Trigger: replays and duplicates', () => {
 		expect((await deliver(restarted, signedRequest(body, productionSecret, { id: 'msg_other' }))).items).toHaveLength(1);
 	});
 
+	it('starts one run for two overlapping deliveries of one id, though both saw the same static data', async () => {
+		// n8n loads the static data for each request and writes it back afterwards, so a delivery that
+		// overlaps another does not see the id the other one stores.
+		const loadedBeforeEither = persistedStaticData(triggerWith({}, secrets));
+		const [first, second] = [1, 2].map(() => triggerWith({}, secrets, loadedBeforeEither, 'overlapping-deliveries'));
+		const delivery = signedRequest(enveloped('chat.message.sent', payloads['chat.message.sent']), productionSecret, { id: 'msg_overlap' });
+		const answers = await Promise.all([deliver(first, delivery), deliver(second, delivery)]);
+		expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+		expect(answers.filter((answer) => answer.items !== undefined)).toHaveLength(1);
+	});
+
 	it('keeps a bounded memory of ids', async () => {
 		const trigger = triggerWith({}, secrets);
 		const body = enveloped('bid_intent.scheduled', payloads['bid_intent.scheduled']);

@@ -90,7 +90,7 @@ export function persistedStaticData(trigger: TriggerWorkflow): IDataObject {
 	return JSON.parse(JSON.stringify(trigger.workflow.staticData)) as IDataObject;
 }
 
-export function triggerWith(parameters: IDataObject, credentials: CredentialData, staticData?: IDataObject) {
+export function triggerWith(parameters: IDataObject, credentials: CredentialData, staticData?: IDataObject, workflowId?: string) {
 	return new TriggerWorkflow(
 		{
 			type: 'agencyInboxTrigger',
@@ -99,5 +99,6 @@ export function triggerWith(parameters: IDataObject, credentials: CredentialData
 			credentials: { agencyInboxApi: { apiKey: 'sandbox-key-1', baseUrl: 'http://127.0.0.1:9/service', ...credentials } },
 		},
 		staticData,
+		workflowId,
 	);
 }
