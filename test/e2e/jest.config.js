@@ -12,7 +12,6 @@ module.exports = {
 	testEnvironment: 'node',
 	roots: ['<rootDir>/test/e2e'],
 	testMatch: ['**/*.test.ts'],
-	transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
 	reporters: ['default', '<rootDir>/test/helpers/totalsReporter.js'],
 	maxWorkers: 1,
 	testTimeout: 180_000,
