@@ -1,3 +1,4 @@
+import { nextCursorToFollow } from '../AgencyInbox/shared/pagination';
 import type { ChangeFilters, ChangeReason } from './classify';
 import { classifyChange, classifySample, passesFilters } from './classify';
 import { sweepProposals } from './sweep';
@@ -83,19 +84,21 @@ export async function findSampleChange(
 	fetchPage: FetchProposalPage,
 	options: ChangeFilters & { status?: string },
 ): Promise<ProposalChange | undefined> {
+	const cursorsUsed = new Set<string>();
 	let pageCursor: string | undefined;
-	for (let page = 0; page < SAMPLE_PAGES; page++) {
-		const { data, meta } = await fetchPage({
+	for (let pageNumber = 0; pageNumber < SAMPLE_PAGES; pageNumber++) {
+		const page = await fetchPage({
 			updatedSince: BEGINNING_OF_TIME,
 			...(options.status ? { status: options.status } : {}),
 			...(pageCursor ? { pageCursor } : {}),
 		});
-		for (const record of data) {
+		for (const record of page.data) {
 			const change = { record, ...classifySample(record) };
 			if (passesFilters(change, options)) return change;
 		}
-		if (!meta?.nextCursor || data.length === 0) return undefined;
-		pageCursor = meta.nextCursor;
+		pageCursor = nextCursorToFollow(page, cursorsUsed);
+		if (pageCursor === undefined) return undefined;
+		cursorsUsed.add(pageCursor);
 	}
 	return undefined;
 }

@@ -1,3 +1,4 @@
+import { nextCursorToFollow } from '../AgencyInbox/shared/pagination';
 import type { FetchProposalPage, ProposalPage, ProposalRecord } from './types';
 
 /** A cursor from another ordering is rejected once per sweep at most; more restarts mean something else is wrong. */
@@ -37,10 +38,7 @@ async function settle(request: Promise<ProposalPage>): Promise<{ page: ProposalP
 	);
 }
 
-/**
- * One sweep of GET /v1/agency/proposals?updatedSince=…, newest change first, through every page.
- * Stops on a missing cursor, an empty page or a repeated cursor (a service bug must not loop forever).
- */
+/** One sweep of GET /v1/agency/proposals?updatedSince=…, newest change first, through every page. */
 export async function sweepProposals(fetchPage: FetchProposalPage, options: SweepOptions): Promise<SweepResult> {
 	const records: ProposalRecord[] = [];
 	const usedCursors = new Set<string>();
@@ -72,10 +70,8 @@ export async function sweepProposals(fetchPage: FetchProposalPage, options: Swee
 		}
 		const { page } = answer;
 		records.push(...page.data);
-		const next = page.meta?.nextCursor;
-		if (!next || page.data.length === 0 || usedCursors.has(next)) {
-			return { records, complete: true, restarted: restarts > 0, requests };
-		}
+		const next = nextCursorToFollow(page, usedCursors);
+		if (next === undefined) return { records, complete: true, restarted: restarts > 0, requests };
 		usedCursors.add(next);
 		cursor = next;
 	}

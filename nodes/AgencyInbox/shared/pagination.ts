@@ -9,8 +9,14 @@ export interface Envelope {
 /** Fetches the page that starts at the cursor (no cursor: the first page). */
 export type FetchPage = (pageCursor: string | undefined) => Promise<Envelope>;
 
-/** The cursor to follow after this page, or undefined when paging must stop. */
-export function nextCursorToFollow(page: Envelope, cursorsUsed: ReadonlySet<string>): string | undefined {
+/**
+ * The cursor to follow after this page, or undefined when paging must stop: on a missing, empty or
+ * repeated cursor, or an empty page. Every paging loop of the package stops by this rule.
+ */
+export function nextCursorToFollow(
+	page: { data?: unknown; meta?: { nextCursor?: string | null } },
+	cursorsUsed: ReadonlySet<string>,
+): string | undefined {
 	const records = page.data;
 	if (!Array.isArray(records) || records.length === 0) return undefined;
 	const cursor = page.meta?.nextCursor;
