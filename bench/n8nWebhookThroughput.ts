@@ -15,12 +15,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { NODE_TYPES, PACKAGE_NAME, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, triggerWebhooks } from '../scripts/n8n/agencyInbox';
 import { ensureN8n, startN8n, type WorkflowToImport } from '../scripts/n8n/harness';
-import { DEFAULT_N8N_VERSION } from '../scripts/n8n/install';
+import { SELECTED_N8N_VERSION } from '../scripts/n8n/install';
 import { runLoad, type LoadResult, type PreparedRequest } from '../scripts/n8n/loadGenerator';
 import { signedDelivery } from '../scripts/n8n/signedWebhook';
 
 const TARGET_RATIO = 0.9;
-const n8nVersion = process.env.AGENCY_INBOX_N8N_VERSION || DEFAULT_N8N_VERSION;
+const n8nVersion = SELECTED_N8N_VERSION;
 const deliveriesPerRound = Number(process.env.BENCH_DELIVERIES || 400);
 const concurrency = Number(process.env.BENCH_CONCURRENCY || 16);
 const rounds = Number(process.env.BENCH_ROUNDS || 2);

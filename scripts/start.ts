@@ -24,9 +24,9 @@ import {
 	type WorkflowNode,
 } from './n8n/agencyInbox';
 import { ensureN8n, startN8n, type RunningN8n } from './n8n/harness';
-import { DEFAULT_N8N_VERSION, n8nCacheRoot, readInstallation } from './n8n/install';
+import { SELECTED_N8N_VERSION, n8nCacheRoot, readInstallation } from './n8n/install';
 
-const n8nVersion = process.env.AGENCY_INBOX_N8N_VERSION || DEFAULT_N8N_VERSION;
+const n8nVersion = SELECTED_N8N_VERSION;
 const n8nPort = Number(process.env.AGENCY_INBOX_N8N_PORT || 5678);
 const sandboxPort = Number(process.env.AGENCY_INBOX_SANDBOX_PORT || SAMPLE_SANDBOX_PORT);
 /** One n8n database per n8n version (a 2.x database cannot be opened by 1.x), kept between starts. */

@@ -13,6 +13,9 @@ import path from 'node:path';
 
 export const DEFAULT_N8N_VERSION = '2.40.7';
 
+/** The n8n version to run: AGENCY_INBOX_N8N_VERSION, else the pinned one. */
+export const SELECTED_N8N_VERSION = process.env.AGENCY_INBOX_N8N_VERSION || DEFAULT_N8N_VERSION;
+
 /** n8n 2.x requires Node 24; 1.x also runs on it, and its isolated-vm does not build on Node 20. */
 export const NODE_RUNTIME_VERSION = '24.14.0';
 

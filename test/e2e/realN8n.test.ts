@@ -21,11 +21,11 @@ import {
 	type TriggerWebhook,
 } from '../../scripts/n8n/agencyInbox';
 import { ensureN8n, executeWorkflow, nodeOutputJson, startN8n, type ExecutionResult, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
-import { DEFAULT_N8N_VERSION } from '../../scripts/n8n/install';
+import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, startLossyRelay, waitFor, type LossyRelay } from './support';
 
-const n8nVersion = process.env.AGENCY_INBOX_N8N_VERSION || DEFAULT_N8N_VERSION;
+const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
 /** The e2e proposal trigger polls every 3 s instead of every minute. */
 const E2E_POLL_TIMES = pollEverySeconds(3);
