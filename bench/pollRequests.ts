@@ -4,7 +4,7 @@
  * changes). Counted by the sandbox (/_sandbox/requests). Target at k = 10: at least 50x fewer.
  * Prints; never fails.
  */
-import { resetRequestBudgets } from '../nodes/AgencyInbox/shared/transport';
+import { resetRequestBudgets } from '../nodes/shared/transport';
 import { startSandbox } from '../sandbox';
 import { TriggerWorkflow } from '../test/helpers/engine';
 

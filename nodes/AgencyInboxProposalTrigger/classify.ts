@@ -1,4 +1,4 @@
-import { latestResultEvent } from '../AgencyInbox/shared/simplifyProposal';
+import { latestResultEvent } from '../shared/simplifyProposal';
 import type { ProposalRecord } from './types';
 import type { Mark } from './watermark';
 import { isAfter } from './watermark';

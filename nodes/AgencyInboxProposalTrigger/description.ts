@@ -1,6 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { PROPOSAL_STATUS_OPTIONS } from '../AgencyInbox/shared/descriptions';
+import { PROPOSAL_STATUS_OPTIONS } from '../shared/proposalStatuses';
 
 export const RESULT_EVENT_OPTIONS = [
 	{ name: 'Client Replied', value: 'CLIENT_REPLIED' },

@@ -1,4 +1,4 @@
-import { nextCursorToFollow } from '../AgencyInbox/shared/pagination';
+import { nextCursorToFollow } from '../shared/pagination';
 import type { ChangeFilters, ChangeReason } from './classify';
 import { classifyChange, classifySample, passesFilters } from './classify';
 import { sweepProposals } from './sweep';

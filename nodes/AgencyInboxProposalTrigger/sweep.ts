@@ -1,4 +1,4 @@
-import { nextCursorToFollow } from '../AgencyInbox/shared/pagination';
+import { nextCursorToFollow } from '../shared/pagination';
 import type { FetchProposalPage, ProposalPage, ProposalRecord } from './types';
 
 /** A cursor from another ordering is rejected once per sweep at most; more restarts mean something else is wrong. */

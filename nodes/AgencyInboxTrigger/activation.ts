@@ -1,7 +1,7 @@
 import type { IHookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { agencyInboxApiRequest, CREDENTIAL_TYPE } from '../AgencyInbox/shared/transport';
+import { agencyInboxApiRequest, CREDENTIAL_TYPE } from '../shared/transport';
 import { signingKeyFor } from './signingSecret';
 
 /** Activations a user is watching; on a restart a brief outage must not keep the webhook down. */

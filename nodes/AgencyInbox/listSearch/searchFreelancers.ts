@@ -1,6 +1,6 @@
 import type { ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
-import { agencyInboxApiRequest } from '../shared/transport';
+import { agencyInboxApiRequest } from '../../shared/transport';
 import { matchesFilter } from './matchesFilter';
 
 interface MemberSummary {

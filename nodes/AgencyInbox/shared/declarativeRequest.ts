@@ -6,9 +6,9 @@ import type {
 	INodeExecutionData,
 } from 'n8n-workflow';
 
-import { collectRecords } from './pagination';
-import { simplifyProposal } from './simplifyProposal';
-import { requestEnvelope, withPageCursor } from './transport';
+import { collectRecords } from '../../shared/pagination';
+import { simplifyProposal } from '../../shared/simplifyProposal';
+import { requestEnvelope, withPageCursor } from '../../shared/transport';
 
 /** The Limit of a list operation (routing.output.maxResults), or no limit for Return All. */
 export function limitOf(requestData: DeclarativeRestApiSettings.ResultOptions): number {

@@ -1,14 +1,7 @@
-import type { IDisplayOptions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
 
 import { simplifyProposalItems } from './declarativeRequest';
 import { requireIdentifier } from './inputs';
-
-/** The values the proposals list's status filter accepts. */
-export const PROPOSAL_STATUS_OPTIONS: INodePropertyOptions[] = [
-	{ name: 'Active', value: 'active' },
-	{ name: 'Archived', value: 'archived' },
-	{ name: 'Submitted', value: 'submitted' },
-];
 
 /** The Filters collection of a list operation. */
 export function filtersCollection(show: NonNullable<IDisplayOptions['show']>, filters: INodeProperties[]): INodeProperties {

@@ -1,6 +1,6 @@
 /** Every operation through n8n-core's engine against the sandbox: parameters reach the service, records come back. */
 import { AgencyInbox } from '../../../nodes/AgencyInbox/AgencyInbox.node';
-import { resetRequestBudgets } from '../../../nodes/AgencyInbox/shared/transport';
+import { resetRequestBudgets } from '../../../nodes/shared/transport';
 import { TriggerWorkflow } from '../../helpers/engine';
 import {
 	byId,

@@ -2,11 +2,11 @@ import { DateTime } from 'luxon';
 import type { IN8nHttpFullResponse, INode } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
-import { guidanceFor, recordNamedByPath, toNodeApiError } from '../../../nodes/AgencyInbox/shared/errors';
+import { guidanceFor, recordNamedByPath, toNodeApiError } from '../../../nodes/shared/errors';
 import { toIsoWithOffset } from '../../../nodes/AgencyInbox/shared/inputs';
-import type { Envelope } from '../../../nodes/AgencyInbox/shared/pagination';
-import { RollingWindowBudget } from '../../../nodes/AgencyInbox/shared/requestBudget';
-import { latestResultEvent } from '../../../nodes/AgencyInbox/shared/simplifyProposal';
+import type { Envelope } from '../../../nodes/shared/pagination';
+import { RollingWindowBudget } from '../../../nodes/shared/requestBudget';
+import { latestResultEvent } from '../../../nodes/shared/simplifyProposal';
 import {
 	budgetKeyFor,
 	collectRecords,
@@ -15,7 +15,7 @@ import {
 	resetRequestBudgets,
 	sendThroughPipeline,
 	simplifyProposal,
-} from '../../../nodes/AgencyInbox/shared/transport';
+} from '../../../nodes/shared/transport';
 
 const node = { id: '1', name: 'Agency Inbox', type: 'agencyInbox', typeVersion: 1, position: [0, 0], parameters: {} } as INode;
 const context = { getNode: () => node };

@@ -1,5 +1,5 @@
 /** Rate limit, injected faults, error messages and input checks, through the engine against the sandbox. */
-import { pipelineTiming, resetRequestBudgets } from '../../../nodes/AgencyInbox/shared/transport';
+import { pipelineTiming, resetRequestBudgets } from '../../../nodes/shared/transport';
 import {
 	byId,
 	control,

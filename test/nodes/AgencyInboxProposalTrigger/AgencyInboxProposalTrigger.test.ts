@@ -1,7 +1,7 @@
 import { PollContext } from 'n8n-core';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { resetRequestBudgets } from '../../../nodes/AgencyInbox/shared/transport';
+import { resetRequestBudgets } from '../../../nodes/shared/transport';
 import { AgencyInboxProposalTrigger } from '../../../nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node';
 import { startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';

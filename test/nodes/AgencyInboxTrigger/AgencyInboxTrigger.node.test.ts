@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { HookContext } from 'n8n-core';
 import type { IDataObject } from 'n8n-workflow';
 
-import { pipelineTiming } from '../../../nodes/AgencyInbox/shared/transport';
+import { pipelineTiming } from '../../../nodes/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
 import { MAX_REMEMBERED_DELIVERIES } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
 import type { TriggerWorkflow } from '../../helpers/engine';

@@ -1,6 +1,7 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-import { filtersCollection, listControls, PROPOSAL_STATUS_OPTIONS, simplifyOption } from '../../shared/descriptions';
+import { PROPOSAL_STATUS_OPTIONS } from '../../../shared/proposalStatuses';
+import { filtersCollection, listControls, simplifyOption } from '../../shared/descriptions';
 import { sendUpdatedSinceWithOffset } from '../../shared/inputs';
 
 const show = { resource: ['proposal'], operation: ['getAll'] };
