@@ -1,7 +1,8 @@
 import type {
-	IAuthenticateGeneric,
+	ICredentialDataDecryptedObject,
 	ICredentialTestRequest,
 	ICredentialType,
+	IHttpRequestOptions,
 	INodeProperties,
 } from 'n8n-workflow';
 
@@ -62,12 +63,14 @@ export class AgencyInboxApi implements ICredentialType {
 		},
 	];
 
-	authenticate: IAuthenticateGeneric = {
-		type: 'generic',
-		properties: {
-			headers: { Authorization: '=Bearer {{$credentials.apiKey}}' },
-		},
-	};
+	/**
+	 * A function rather than n8n's generic `=Bearer {{$credentials.apiKey}}`: that expression is
+	 * evaluated in the workflow's expression isolate, which n8n 2.x releases at the end of every poll,
+	 * so a poll still running when the next one ended failed with "No bridge acquired".
+	 */
+	async authenticate(credentials: ICredentialDataDecryptedObject, requestOptions: IHttpRequestOptions): Promise<IHttpRequestOptions> {
+		return { ...requestOptions, headers: { ...requestOptions.headers, Authorization: `Bearer ${String(credentials.apiKey)}` } };
+	}
 
 	test: ICredentialTestRequest = {
 		request: {

@@ -10,8 +10,9 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import { agencyInboxApiRequest, simplifyProposal } from '../shared/transport';
 import type { ChangeFilters, TriggerOn } from './classify';
 import { proposalTriggerProperties } from './description';
-import type { ProposalChange } from './pollChanges';
+import type { PollOutcome, ProposalChange } from './pollChanges';
 import { findSampleChange, pollChanges } from './pollChanges';
+import { claimPoll } from './pollGuard';
 import type { FetchProposalPage, ProposalPage } from './types';
 import { bootstrapState, loadState, saveState } from './watermark';
 
@@ -73,12 +74,22 @@ export class AgencyInboxProposalTrigger implements INodeType {
 
 		const staticData = this.getWorkflowStaticData('node');
 		const state = loadState(staticData);
-		if (!state) {
-			saveState(staticData, bootstrapState(new Date()));
+		const claim = claimPoll(`${this.getWorkflow().id}/${this.getNode().id}`, state, Date.now());
+		if (!claim.granted) {
+			this.logger.debug(`Agency Inbox Proposal Trigger: poll skipped, ${claim.reason}`);
 			return null;
 		}
-		const outcome = await pollChanges(state, fetchPage, { ...filters, status, canContinue: pagingDeadline(this) });
-		saveState(staticData, outcome.state);
+		let outcome: PollOutcome | undefined;
+		try {
+			if (!state) {
+				saveState(staticData, bootstrapState(new Date()));
+				return null;
+			}
+			outcome = await pollChanges(state, fetchPage, { ...filters, status, canContinue: pagingDeadline(this) });
+			saveState(staticData, outcome.state);
+		} finally {
+			claim.release(loadState(staticData));
+		}
 		if (outcome.changes.length === 0) return null;
 		return [outcome.changes.map((change) => toItem(change, simplify))];
 	}

@@ -34,6 +34,11 @@ function compareToMark(mark: Mark, updatedAt: string): number {
 	return Math.sign(timeOf(updatedAt) - timeOf(mark.at));
 }
 
+/** By time only: negative when a is earlier than b, 0 at the same time (whatever the uids). */
+export function compareMarks(a: Mark, b: Mark): number {
+	return -compareToMark(a, b.at);
+}
+
 /** Taken by the mark: earlier than it, or at it and already listed. */
 export function isAtOrBelow(mark: Mark, uid: string, updatedAt: string): boolean {
 	const order = compareToMark(mark, updatedAt);
@@ -108,7 +113,23 @@ export function loadState(staticData: IDataObject): TriggerState | undefined {
 	return state;
 }
 
-export function saveState(staticData: IDataObject, state: TriggerState): void {
+/**
+ * What to store after a poll: its state, unless a later watermark is already stored (another poll
+ * overlapped and finished first). The stored watermark never moves backwards; at the same time the
+ * uids taken there are united.
+ */
+export function mergeWithStored(stored: TriggerState | undefined, polled: TriggerState): TriggerState {
+	if (!stored) return polled;
+	const order = compareMarks(stored.watermark, polled.watermark);
+	if (order > 0) return stored;
+	if (order < 0) return polled;
+	const watermark = higherMark(stored.watermark, polled.watermark);
+	return polled.pending ? { watermark, pending: polled.pending } : { watermark };
+}
+
+/** Writes the poll's state into the node's static data, never moving the stored watermark backwards. */
+export function saveState(staticData: IDataObject, polled: TriggerState): void {
+	const state = mergeWithStored(loadState(staticData), polled);
 	staticData.watermark = state.watermark as unknown as IDataObject;
 	if (state.pending) staticData.pending = state.pending as unknown as IDataObject;
 	else delete staticData.pending;

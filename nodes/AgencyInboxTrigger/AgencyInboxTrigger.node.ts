@@ -1,6 +1,8 @@
 import type {
 	IDataObject,
+	IExecuteFunctions,
 	IHookFunctions,
+	INodeExecutionData,
 	INodeType,
 	INodeTypeDescription,
 	IWebhookFunctions,
@@ -10,7 +12,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
-import { rememberAccepted, wasAccepted } from './deliveryLog';
+import { deliveryLogFor } from './deliveryLog';
 import { isEventSelected } from './envelope';
 import { isServiceSender } from './senderAllowlist';
 import { signingKeyFor } from './signingSecret';
@@ -33,6 +35,14 @@ function refuse(response: PlainResponse, status: number, message: string): IWebh
 	return { noWebhookResponse: true };
 }
 
+/** Static data key of the accepted deliveries (0.1.0 kept a plain list under the same key). */
+const DELIVERY_LOG_KEY = 'acceptedDeliveries';
+
+/** A trigger node across requests and runs: its workflow's id and its node id. */
+function triggerKey(context: IWebhookFunctions | IExecuteFunctions): string {
+	return `${context.getWorkflow().id}/${context.getNode().id}`;
+}
+
 /** A 200 that starts no run: for replays and events the node does not listen to. */
 function acknowledgeWithoutRun(message: string): IWebhookResponseData {
 	return { webhookResponse: { message } };
@@ -51,7 +61,17 @@ export class AgencyInboxTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [{ name: 'agencyInboxApi', required: true }],
-		webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' }],
+		webhooks: [
+			{
+				name: 'default',
+				httpMethod: 'POST',
+				responseMode: 'onReceived',
+				// Empty, not absent: n8n's default ('firstEntryJson') would be sent as the literal body.
+				// With none, n8n answers with the webhookResponse that webhook() returns.
+				responseData: '',
+				path: 'webhook',
+			},
+		],
 		properties: [
 			{
 				displayName:
@@ -159,16 +179,42 @@ export class AgencyInboxTrigger implements INodeType {
 		}
 
 		const delivery = deliveryFromRequest(request, verified);
-		const staticData = this.getWorkflowStaticData('node');
-		const trigger = `${this.getWorkflow().id}/${this.getNode().id}`;
-		if (delivery.deliveryId && wasAccepted(staticData, trigger, delivery.deliveryId)) {
+		const log = deliveryLogFor(triggerKey(this));
+		log.absorb(this.getWorkflowStaticData('node')[DELIVERY_LOG_KEY], Date.now());
+		if (delivery.deliveryId && log.has(delivery.deliveryId)) {
 			return acknowledgeWithoutRun('Delivery already accepted; no second run');
 		}
 		const selectedEvents = this.getNodeParameter('events', ['*']) as string[];
 		if (!isEventSelected(delivery.event, selectedEvents)) {
 			return acknowledgeWithoutRun(`Event ${delivery.event} is not selected in the trigger; no run`);
 		}
-		if (delivery.deliveryId) rememberAccepted(staticData, trigger, delivery.deliveryId);
-		return { workflowData: [[{ json: delivery as unknown as IDataObject }]] };
+		// Remembered at once in this process, so an overlapping re-delivery cannot start a second run.
+		if (delivery.deliveryId) log.add(delivery.deliveryId, Date.now());
+		return {
+			workflowData: [[{ json: delivery as unknown as IDataObject }]],
+			webhookResponse: { message: 'Delivery accepted; run started', deliveryId: delivery.deliveryId },
+		};
+	}
+
+	/**
+	 * The first step of the run a delivery started: records its id in the node's static data. n8n
+	 * saves static data changed during a run when the run ends, but drops changes made in `webhook()`
+	 * (the run builds a new Workflow over the same static data, which clears its "changed" flag).
+	 * In queue mode this runs on the worker, whose memory lacks the webhook process's ids: the
+	 * delivery's own id comes from the item.
+	 */
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const items = this.getInputData();
+		if (this.getMode() === 'manual') return [items];
+		const staticData = this.getWorkflowStaticData('node');
+		const log = deliveryLogFor(triggerKey(this));
+		const now = Date.now();
+		log.absorb(staticData[DELIVERY_LOG_KEY], now);
+		for (const item of items) {
+			const deliveryId = item.json.deliveryId;
+			if (typeof deliveryId === 'string' && deliveryId) log.add(deliveryId, now);
+		}
+		staticData[DELIVERY_LOG_KEY] = log.buckets;
+		return [items];
 	}
 }

@@ -1,55 +1,125 @@
+import { createHash } from 'node:crypto';
+
 import type { IDataObject } from 'n8n-workflow';
 
 /**
- * How many accepted delivery ids are remembered, and for how long. Replays of a captured request
- * are already refused after 5 minutes by the timestamp check; what the memory must cover is the
- * service's retries of a delivery whose 200 got lost, and those come 5 s, 5 min, 30 min, 2 h, 5 h
- * and 10 h after a failure (17.6 h in all). A day of ids, capped so workflow static data stays small.
+ * Which deliveries a trigger node has accepted, so a re-delivery of one starts no second run.
+ *
+ * What it must cover: the service retries a delivery whose 200 got lost 5 s, 5 min, 30 min, 2 h, 5 h
+ * and 10 h after a failure (17.6 h in all); replays of a captured request are already refused after
+ * 5 minutes by the timestamp check. So every id accepted in the last 24 hours is remembered, at up to
+ * 10,000 deliveries a day with room to spare.
+ *
+ * How it is kept small: an id is stored as 48 bits of its SHA-256 (8 base64url characters), in
+ * buckets per hour of acceptance, so expiry drops whole buckets. A stored form is an object
+ * { "<hours since epoch>": "<8 characters per id, concatenated>" }. Two ids share a digest with
+ * probability 2^-48 each: at 10,000 remembered ids, one new delivery in about 28 billion would be
+ * taken for a re-delivery.
  */
-export const MAX_REMEMBERED_DELIVERIES = 1000;
 export const DELIVERY_MEMORY_MS = 24 * 60 * 60 * 1000;
+export const MAX_REMEMBERED_DELIVERIES = 50_000;
 
-/** [delivery id, accepted at (ms since epoch)], oldest first. */
-type AcceptedDelivery = [string, number];
+const BUCKET_MS = 60 * 60 * 1000;
+const DIGEST_CHARS = 8;
 
-const STATIC_DATA_KEY = 'acceptedDeliveries';
+/** Hour bucket -> concatenated digests, oldest first within a bucket. */
+export type StoredDeliveries = Record<string, string>;
+
+export function deliveryDigest(deliveryId: string): string {
+	return createHash('sha256').update(deliveryId).digest('base64url').slice(0, DIGEST_CHARS);
+}
+
+function digestsOf(bucket: string): string[] {
+	const digests: string[] = [];
+	for (let offset = 0; offset + DIGEST_CHARS <= bucket.length; offset += DIGEST_CHARS) {
+		digests.push(bucket.slice(offset, offset + DIGEST_CHARS));
+	}
+	return digests;
+}
+
+/** The 0.1.0 form: [delivery id, accepted at in ms] pairs. */
+function isLegacyList(value: unknown): value is Array<[string, number]> {
+	return Array.isArray(value) && value.every((entry) => Array.isArray(entry) && typeof entry[0] === 'string' && typeof entry[1] === 'number');
+}
+
+function storedBuckets(value: unknown): StoredDeliveries {
+	if (isLegacyList(value)) {
+		const buckets: StoredDeliveries = {};
+		for (const [id, acceptedAt] of value) {
+			const hour = String(Math.floor(acceptedAt / BUCKET_MS));
+			buckets[hour] = (buckets[hour] ?? '') + deliveryDigest(id);
+		}
+		return buckets;
+	}
+	if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+	return Object.fromEntries(
+		Object.entries(value as IDataObject).filter(([hour, bucket]) => /^[0-9]+$/.test(hour) && typeof bucket === 'string'),
+	) as StoredDeliveries;
+}
 
 /**
- * Ids accepted by this n8n process, per trigger node (workflow id and node id). n8n loads static data
- * before each delivery and writes it back after: two overlapping deliveries start from the same data
- * and the later write drops the earlier one's id. This memory is checked and updated with no await in
- * between, so no overlap slips through within one process; static data carries ids across restarts.
+ * One trigger node's memory in this process. `buckets` is the very object the node puts into its
+ * static data, so whichever save n8n makes last carries every id this process knows by then.
  */
-const acceptedInProcess = new Map<string, AcceptedDelivery[]>();
+export class DeliveryLog {
+	readonly buckets: StoredDeliveries = {};
 
-function acceptedDeliveries(staticData: IDataObject): AcceptedDelivery[] {
-	const stored = staticData[STATIC_DATA_KEY];
-	return Array.isArray(stored) ? (stored as unknown as AcceptedDelivery[]) : [];
+	private readonly digests = new Set<string>();
+
+	private size = 0;
+
+	has(deliveryId: string): boolean {
+		return this.digests.has(deliveryDigest(deliveryId));
+	}
+
+	add(deliveryId: string, nowMs: number): void {
+		this.addDigest(deliveryDigest(deliveryId), String(Math.floor(nowMs / BUCKET_MS)));
+		this.forgetExpired(nowMs);
+	}
+
+	/** Takes in what another process or an earlier run stored (static data as n8n loaded it). */
+	absorb(stored: unknown, nowMs: number): void {
+		for (const [hour, bucket] of Object.entries(storedBuckets(stored))) {
+			const ours = this.buckets[hour] ?? '';
+			// The usual case: what was loaded is what this process wrote, or an earlier state of it.
+			if (ours.startsWith(bucket)) continue;
+			for (const digest of digestsOf(bucket)) this.addDigest(digest, hour);
+		}
+		this.forgetExpired(nowMs);
+	}
+
+	private addDigest(digest: string, hour: string): void {
+		if (this.digests.has(digest)) return;
+		this.digests.add(digest);
+		this.buckets[hour] = (this.buckets[hour] ?? '') + digest;
+		this.size++;
+	}
+
+	private forgetExpired(nowMs: number): void {
+		const oldestKept = Math.floor((nowMs - DELIVERY_MEMORY_MS) / BUCKET_MS);
+		const hours = Object.keys(this.buckets).map(Number).sort((a, b) => a - b);
+		let dropped = false;
+		for (const hour of hours) {
+			if (hour >= oldestKept && this.size <= MAX_REMEMBERED_DELIVERIES) break;
+			this.size -= this.buckets[hour].length / DIGEST_CHARS;
+			delete this.buckets[hour];
+			dropped = true;
+		}
+		if (dropped) {
+			this.digests.clear();
+			for (const bucket of Object.values(this.buckets)) for (const digest of digestsOf(bucket)) this.digests.add(digest);
+		}
+	}
 }
 
-/** The list with the delivery added, without expired entries, capped to the newest ones. */
-function withDelivery(accepted: AcceptedDelivery[], deliveryId: string, nowMs: number): AcceptedDelivery[] {
-	const oldestKept = nowMs - DELIVERY_MEMORY_MS;
-	const kept = accepted.filter(([id, at]) => at >= oldestKept && id !== deliveryId);
-	kept.push([deliveryId, nowMs]);
-	return kept.slice(-MAX_REMEMBERED_DELIVERIES);
-}
+/** Per trigger node (workflow id and node id), for the life of the n8n process. */
+const logs = new Map<string, DeliveryLog>();
 
-const includes = (accepted: AcceptedDelivery[] | undefined, deliveryId: string) =>
-	accepted?.some(([id]) => id === deliveryId) ?? false;
-
-/** `trigger` names the trigger node: its workflow's id and its node id. */
-export function wasAccepted(staticData: IDataObject, trigger: string, deliveryId: string): boolean {
-	return includes(acceptedInProcess.get(trigger), deliveryId) || includes(acceptedDeliveries(staticData), deliveryId);
-}
-
-/** Remembers an accepted delivery in this process and in the node's static data, which n8n persists. */
-export function rememberAccepted(
-	staticData: IDataObject,
-	trigger: string,
-	deliveryId: string,
-	nowMs: number = Date.now(),
-): void {
-	acceptedInProcess.set(trigger, withDelivery(acceptedInProcess.get(trigger) ?? [], deliveryId, nowMs));
-	staticData[STATIC_DATA_KEY] = withDelivery(acceptedDeliveries(staticData), deliveryId, nowMs) as unknown as IDataObject[];
+export function deliveryLogFor(trigger: string): DeliveryLog {
+	let log = logs.get(trigger);
+	if (!log) {
+		log = new DeliveryLog();
+		logs.set(trigger, log);
+	}
+	return log;
 }

@@ -4,12 +4,17 @@
  * way n8n's CredentialsHelper resolves them (defaults applied, generic `authenticate` expressions
  * evaluated against `$credentials`). Only the database and the UI are left out.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-// n8n-core reads its instance settings from the user folder on first use: keep tests off $HOME.
-process.env.N8N_USER_FOLDER ??= mkdtempSync(join(tmpdir(), 'agency-inbox-n8n-'));
+// n8n-core reads its instance settings from the user folder on first use: keep tests off $HOME,
+// and leave nothing behind.
+if (!process.env.N8N_USER_FOLDER) {
+	const userFolder = mkdtempSync(join(tmpdir(), 'agency-inbox-n8n-'));
+	process.env.N8N_USER_FOLDER = userFolder;
+	process.on('exit', () => rmSync(userFolder, { recursive: true, force: true }));
+}
 
 import {
 	ExecuteContext,
@@ -357,8 +362,12 @@ export class TriggerWorkflow {
 	 * Each instance is its own workflow unless `workflowId` names one: n8n builds a new Workflow with the
 	 * static data loaded from its database for each webhook request and each restart.
 	 */
+	private readonly credentials: Record<string, CredentialData>;
+
 	constructor(test: NodeUnderTest, staticData?: IDataObject, workflowId = `trigger-workflow-${++triggerWorkflows}`) {
 		this.node = nodeFor(test, [0, 0]);
+		this.credentials = test.credentials ?? {};
+		this.savedStaticData = staticData ? structuredClone(staticData) : {};
 		this.workflow = new Workflow({
 			id: workflowId,
 			nodes: [this.node],
@@ -375,10 +384,43 @@ export class TriggerWorkflow {
 		return this.workflow.nodeTypes.getByNameAndVersion(this.node.type, this.node.typeVersion);
 	}
 
-	/** What n8n would persist after a run: the workflow's static data. */
+	/** The workflow's static data as it is in memory now, read as JSON the way n8n persists it. */
 	staticData(): IDataObject {
-		// Static data is an observable proxy, which structuredClone cannot copy; n8n persists it as JSON.
+		// Static data is an observable proxy, which structuredClone cannot copy.
 		return JSON.parse(JSON.stringify(this.workflow.staticData)) as IDataObject;
+	}
+
+	/** What n8n's database holds: what the runs' `workflowExecuteAfter` hooks were handed to save. */
+	savedStaticData: IDataObject;
+
+	/**
+	 * The run a webhook starts, as n8n's WorkflowRunner runs it: a new Workflow over the same static
+	 * data object (which clears its "changed" flag), the trigger node first with the webhook's items.
+	 * Static data changed during the run is saved; changes made before it are not, as in n8n.
+	 */
+	async runStartedBy(items: INodeExecutionData[], mode: WorkflowExecuteMode = 'webhook'): Promise<IRun> {
+		const workflow = new Workflow({
+			id: this.workflow.id,
+			nodes: [this.node],
+			connections: {},
+			active: true,
+			nodeTypes: this.workflow.nodeTypes,
+			staticData: this.workflow.staticData,
+			settings: this.workflow.settings,
+		});
+		const hooks = createHooks(mode);
+		let finish: (run: IRun) => void = () => {};
+		const finished = new Promise<IRun>((resolve) => (finish = resolve));
+		hooks.addHandler('workflowExecuteAfter', (run, newStaticData) => {
+			if (newStaticData && mode !== 'manual') this.savedStaticData = JSON.parse(JSON.stringify(newStaticData)) as IDataObject;
+			finish(run);
+		});
+		const runExecutionData = createRunExecutionData({
+			executionData: { nodeExecutionStack: [{ node: this.node, data: { main: [items] }, source: null }] },
+		});
+		const additionalData = createAdditionalData(this.credentials, hooks);
+		await new WorkflowExecute(additionalData, mode, runExecutionData).processRunExecutionData(workflow);
+		return await finished;
 	}
 
 	/** One poll as n8n's poll job runs it ('manual' is the editor's "Fetch Test Event"). */

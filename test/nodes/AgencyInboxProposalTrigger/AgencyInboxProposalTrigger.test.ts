@@ -196,6 +196,52 @@ describe('Agency Inbox Proposal Trigger against the sandbox', () => {
 		expect(persistedState(trigger)?.pending).toBeUndefined();
 	});
 
+	it('a poll that starts while the previous one runs returns at once, without a request', async () => {
+		const proxy = new LoopbackProxy(sandbox.origin);
+		await proxy.start();
+		let releaseSlowAnswer: () => void = () => {};
+		const slowAnswer = new Promise<void>((resolve) => (releaseSlowAnswer = resolve));
+		try {
+			const trigger = await activated(sandbox, {}, `${proxy.origin}/service`);
+			await change(sandbox, { kind: 'clientReply', proposalUid: 'prop-0004' });
+			proxy.beforeForward = async () => await slowAnswer;
+			const first = trigger.poll();
+			await new Promise((resolve) => setTimeout(resolve, 200));
+			const second = await Promise.race([trigger.poll(), new Promise((resolve) => setTimeout(() => resolve('still waiting'), 2_000))]);
+			expect(second).toBeNull();
+			expect(await proposalRequests(sandbox)).toEqual([]);
+			releaseSlowAnswer();
+			expect(fired(await first)).toEqual([{ uid: 'prop-0004', trigger: 'updated', resultEvent: 'CLIENT_REPLIED' }]);
+			proxy.beforeForward = undefined;
+			expect(await trigger.poll()).toBeNull();
+			expect(await proposalRequests(sandbox)).toHaveLength(2);
+		} finally {
+			releaseSlowAnswer();
+			await proxy.close();
+		}
+	});
+
+	it("with n8n's durable cursors, a poll that reads the cursor before the previous poll's commit emits nothing", async () => {
+		const trigger = await activated(sandbox);
+		// The durable scheduler hands each poll a copy of the committed cursor, and commits the copy the
+		// poll leaves only after poll() returns.
+		let committed = JSON.parse(JSON.stringify(trigger.workflow.staticData['node:Node Under Test'])) as IDataObject;
+		const durablePoll = async (cursor: IDataObject) => {
+			const context = new PollContext(trigger.workflow, trigger.node, trigger.additionalData, 'trigger', 'activate',
+				undefined, undefined, undefined, undefined, () => cursor, () => 60_000);
+			return await new AgencyInboxProposalTrigger().poll.call(context);
+		};
+		await change(sandbox, { kind: 'hire', proposalUid: 'prop-0006' });
+		const firstCursor = structuredClone(committed);
+		expect(fired(await durablePoll(firstCursor))).toEqual([{ uid: 'prop-0006', trigger: 'updated', resultEvent: 'HIRED' }]);
+		// Not committed yet: the next poll still reads the old cursor, and must not emit the hire again.
+		expect(await durablePoll(structuredClone(committed))).toBeNull();
+		expect(await proposalRequests(sandbox)).toHaveLength(1);
+		committed = firstCursor;
+		expect(await durablePoll(structuredClone(committed))).toBeNull();
+		expect(await proposalRequests(sandbox)).toHaveLength(2);
+	});
+
 	it('Trigger On: new only, updated only', async () => {
 		const onlyNew = await activated(sandbox, { triggerOn: 'new' });
 		const onlyUpdated = await activated(sandbox, { triggerOn: 'updated' });

@@ -1,9 +1,11 @@
+import type { IDataObject } from 'n8n-workflow';
+
 import { classifyChange, classifySample, passesFilters } from '../../../nodes/AgencyInboxProposalTrigger/classify';
 import type { PollOptions } from '../../../nodes/AgencyInboxProposalTrigger/pollChanges';
 import { findSampleChange, pollChanges } from '../../../nodes/AgencyInboxProposalTrigger/pollChanges';
 import { isStaleCursorError, sweepProposals } from '../../../nodes/AgencyInboxProposalTrigger/sweep';
 import type { TriggerState } from '../../../nodes/AgencyInboxProposalTrigger/watermark';
-import { bootstrapState, loadState, saveState } from '../../../nodes/AgencyInboxProposalTrigger/watermark';
+import { bootstrapState, loadState, mergeWithStored, saveState } from '../../../nodes/AgencyInboxProposalTrigger/watermark';
 import { FakeProposalService } from './fakeService';
 
 const everything: PollOptions = { triggerOn: 'both', resultEvents: [], canContinue: () => true };
@@ -196,5 +198,26 @@ describe('classification and filters', () => {
 		saveState(staticData, { watermark: state.watermark });
 		expect(loadState(staticData)).toEqual({ watermark: state.watermark });
 		expect(loadState({ watermark: { at: 'nonsense', uids: [] } })).toBeUndefined();
+	});
+});
+
+describe('the stored watermark never moves backwards', () => {
+	const at = (iso: string, uids: string[] = []) => ({ at: iso, uids });
+
+	it('keeps a later stored watermark over an older poll result, and unites uids at the same time', () => {
+		const later = { watermark: at('2026-11-23T10:00:00.000Z', ['prop-2']) };
+		const older = { watermark: at('2026-11-23T09:00:00.000Z', ['prop-1']) };
+		expect(mergeWithStored(later, older)).toEqual(later);
+		expect(mergeWithStored(older, later)).toEqual(later);
+		const sameTime = { watermark: at('2026-11-23T10:00:00.000Z', ['prop-3']), pending: { cursor: 'c1' } };
+		expect(mergeWithStored(later, sameTime)).toEqual({ watermark: at('2026-11-23T10:00:00.000Z', ['prop-2', 'prop-3']), pending: { cursor: 'c1' } });
+		expect(mergeWithStored(undefined, older)).toEqual(older);
+	});
+
+	it('saveState reads what is stored at the moment it writes', () => {
+		const staticData: IDataObject = {};
+		saveState(staticData, { watermark: at('2026-11-23T10:00:00.000Z', ['prop-2']) });
+		saveState(staticData, { watermark: at('2026-11-23T09:00:00.000Z', ['prop-1']), pending: { cursor: 'stale' } });
+		expect(staticData).toEqual({ watermark: at('2026-11-23T10:00:00.000Z', ['prop-2']) });
 	});
 });

@@ -7,7 +7,6 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { pipelineTiming } from '../../../nodes/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
-import { MAX_REMEMBERED_DELIVERIES } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
 import type { TriggerWorkflow } from '../../helpers/engine';
 import { newSigningSecret, signDelivery } from './signedDeliveries';
 import { deliver, persistedStaticData, triggerWith } from './webhookRequests';
@@ -126,17 +125,33 @@ describe('Agency Inbox Trigger: replays and duplicates', () => {
 		expect(answers.filter((answer) => answer.items !== undefined)).toHaveLength(1);
 	});
 
-	it('keeps a bounded memory of ids', async () => {
+	it('remembers every id of a restart-spanning series in the static data n8n saves, a few bytes each', async () => {
 		const trigger = triggerWith({}, secrets);
 		const body = enveloped('bid_intent.scheduled', payloads['bid_intent.scheduled']);
-		for (let index = 0; index <= MAX_REMEMBERED_DELIVERIES; index++) {
-			await deliver(trigger, signedRequest(body, productionSecret, { id: `msg_${index}` }));
+		const ids = Array.from({ length: 20 }, (_, index) => `msg_series_${index}`);
+		for (const id of ids) expect((await deliver(trigger, signedRequest(body, productionSecret, { id }))).items).toHaveLength(1);
+		const saved = persistedStaticData(trigger)['node:Node Under Test'] as IDataObject;
+		expect(JSON.stringify(saved.acceptedDeliveries).length).toBeLessThan(20 * 8 + 40);
+		const restarted = triggerWith({}, secrets, persistedStaticData(trigger));
+		for (const id of ids) {
+			const retry = signedRequest(body, productionSecret, { id, at: new Date(Date.now() + 5_000) });
+			expect(await deliver(restarted, retry)).toMatchObject({ status: 200, items: undefined });
 		}
-		const remembered = persistedStaticData(trigger)['node:Node Under Test'] as IDataObject;
-		expect((remembered.acceptedDeliveries as unknown[]).length).toBe(MAX_REMEMBERED_DELIVERIES);
-		// The oldest id was forgotten; the newest is still refused.
-		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: 'msg_0' }))).items).toHaveLength(1);
-		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: `msg_${MAX_REMEMBERED_DELIVERIES}` }))).items).toBeUndefined();
+	});
+
+	it('reads the delivery list that version 0.1.0 stored', async () => {
+		const legacy = { 'node:Node Under Test': { acceptedDeliveries: [['msg_from_0.1.0', Date.now() - 60_000]] } };
+		const trigger = triggerWith({}, secrets, legacy);
+		const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
+		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: 'msg_from_0.1.0' }))).items).toBeUndefined();
+		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: 'msg_new' }))).items).toHaveLength(1);
+	});
+
+	it('answers an accepted delivery with a body that says so', async () => {
+		const trigger = triggerWith({}, secrets);
+		const answer = await deliver(trigger, signedRequest(enveloped('chat.message.sent', payloads['chat.message.sent']), productionSecret, { id: 'msg_said' }));
+		expect(answer.result.webhookResponse).toEqual({ message: 'Delivery accepted; run started', deliveryId: 'msg_said' });
+		expect(new AgencyInboxTrigger().description.webhooks?.[0].responseData).toBe('');
 	});
 
 	it('does not remember a refused delivery: its retry starts the one run', async () => {

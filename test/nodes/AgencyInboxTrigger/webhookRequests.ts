@@ -77,17 +77,17 @@ export async function deliver(
 	if (result.noWebhookResponse) {
 		return { status: response.statusCode ?? 0, items: undefined, message: JSON.parse(response.body).message, result };
 	}
-	const items = result.workflowData?.[0]?.map((item) => item.json);
+	const started = result.workflowData?.[0];
+	// n8n then runs the workflow, starting with the trigger node itself.
+	if (started) await trigger.runStartedBy(started, mode);
+	const items = started?.map((item) => item.json);
 	const message = (result.webhookResponse as IDataObject | undefined)?.message as string | undefined;
 	return { status: 200, items, message, result };
 }
 
-/**
- * The static data n8n would persist. Read through JSON: n8n wraps static data in an observable
- * proxy, which structuredClone (TriggerWorkflow.staticData) cannot copy.
- */
+/** The static data n8n's database holds after the deliveries so far. */
 export function persistedStaticData(trigger: TriggerWorkflow): IDataObject {
-	return JSON.parse(JSON.stringify(trigger.workflow.staticData)) as IDataObject;
+	return structuredClone(trigger.savedStaticData);
 }
 
 export function triggerWith(parameters: IDataObject, credentials: CredentialData, staticData?: IDataObject, workflowId?: string) {

@@ -1,0 +1,59 @@
+/** The delivery-id memory: 24 hours of ids, small, merged across processes and runs. */
+import { DELIVERY_MEMORY_MS, DeliveryLog, MAX_REMEMBERED_DELIVERIES } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
+
+const HOUR = 60 * 60 * 1000;
+const now = Date.UTC(2026, 10, 23, 12, 30);
+
+describe('DeliveryLog', () => {
+	it('remembers an id for 24 hours, then forgets it', () => {
+		const log = new DeliveryLog();
+		log.add('msg_a', now);
+		log.add('msg_b', now + 17.6 * HOUR);
+		expect(log.has('msg_a')).toBe(true);
+		log.add('msg_c', now + DELIVERY_MEMORY_MS + 2 * HOUR);
+		expect(log.has('msg_a')).toBe(false);
+		expect(log.has('msg_b')).toBe(true);
+		expect(log.has('msg_never')).toBe(false);
+	});
+
+	it('stores 10,000 ids of one day in about 8 bytes each', () => {
+		const log = new DeliveryLog();
+		for (let index = 0; index < 10_000; index++) log.add(`msg_${index}`, now + (index * 24 * HOUR) / 10_000 - HOUR);
+		const stored = JSON.stringify(log.buckets);
+		expect(stored.length).toBeGreaterThanOrEqual(80_000);
+		expect(stored.length).toBeLessThan(81_000);
+		expect(log.has('msg_0')).toBe(true);
+		expect(log.has('msg_9999')).toBe(true);
+	});
+
+	it('keeps at most MAX_REMEMBERED_DELIVERIES, dropping the oldest hours first', () => {
+		const log = new DeliveryLog();
+		const perHour = MAX_REMEMBERED_DELIVERIES / 10;
+		for (let hour = 0; hour <= 10; hour++) {
+			for (let index = 0; index < perHour; index++) log.add(`msg_${hour}_${index}`, now + hour * HOUR);
+		}
+		expect(log.has('msg_0_0')).toBe(false);
+		expect(log.has('msg_1_0')).toBe(true);
+		expect(log.has(`msg_10_${perHour - 1}`)).toBe(true);
+	});
+
+	it('absorbs what another process stored, and what 0.1.0 stored', () => {
+		const elsewhere = new DeliveryLog();
+		elsewhere.add('msg_elsewhere', now);
+		const log = new DeliveryLog();
+		log.add('msg_here', now);
+		log.absorb(JSON.parse(JSON.stringify(elsewhere.buckets)), now);
+		log.absorb([['msg_legacy', now - HOUR]], now);
+		expect(['msg_here', 'msg_elsewhere', 'msg_legacy'].map((id) => log.has(id))).toEqual([true, true, true]);
+		// Absorbing its own saved form again adds nothing.
+		const before = JSON.stringify(log.buckets);
+		log.absorb(JSON.parse(before), now);
+		expect(JSON.stringify(log.buckets)).toBe(before);
+	});
+
+	it('ignores stored values of another shape', () => {
+		const log = new DeliveryLog();
+		for (const junk of [null, 'text', 42, { notAnHour: 'abcdefgh' }, [['id', 'not a time']]]) log.absorb(junk, now);
+		expect(log.buckets).toEqual({});
+	});
+});
