@@ -245,6 +245,43 @@ export async function executeWorkflow(userFolder: string, id: string): Promise<E
 	return { succeeded: exitCode === 0 && !run.data.resultData.error, run, output };
 }
 
+export interface BatchExecutionResult {
+	/** The run data of a run that ended without an error; n8n writes none for a failed run. */
+	run?: RunJson;
+	/** n8n's message for a failed run ("<message> on node <name>"). */
+	error?: string;
+}
+
+/**
+ * Runs several workflows that start with a Manual trigger, one after the other, in one n8n process
+ * (`n8n execute-batch`, without its retries, so no write is sent twice) instead of one process
+ * each, and returns each workflow's result by id.
+ */
+export async function executeWorkflows(userFolder: string, ids: string[]): Promise<Map<string, BatchExecutionResult>> {
+	const runtime = await runtimeFor(userFolder);
+	const env = await n8nEnv(runtime, userFolder);
+	const outputDir = await fs.mkdtemp(path.join(os.tmpdir(), 'n8n-harness-batch-'));
+	try {
+		const summaryFile = path.join(outputDir, 'summary.json');
+		const args = [runtime.n8nBin, 'execute-batch', `--ids=${ids.join(',')}`, '--retries=0', `--snapshot=${outputDir}`, `--output=${summaryFile}`];
+		const { exitCode, output } = await runToEnd(runtime.nodeBinary, args, userFolder, env);
+		if (!existsSync(summaryFile)) throw new Error(`n8n execute-batch wrote no summary (exit code ${exitCode}):\n${output}`);
+		const summary = JSON.parse(await fs.readFile(summaryFile, 'utf8')) as { executions: Array<{ workflowId: string; error?: string }> };
+		const results = new Map<string, BatchExecutionResult>();
+		for (const id of ids) {
+			const snapshotFile = path.join(outputDir, `${id}-snapshot.json`);
+			const execution = summary.executions.find((candidate) => candidate.workflowId === id);
+			results.set(id, {
+				run: existsSync(snapshotFile) ? JSON.parse(await fs.readFile(snapshotFile, 'utf8')) : undefined,
+				error: execution?.error ?? (execution ? undefined : 'n8n did not run this workflow'),
+			});
+		}
+		return results;
+	} finally {
+		await fs.rm(outputDir, { recursive: true, force: true });
+	}
+}
+
 /** The items a node produced on its first output in a run. */
 export function nodeOutputJson(run: RunJson, nodeName: string): Array<Record<string, unknown>> {
 	const nodeRuns = run.data.resultData.runData[nodeName];
@@ -310,6 +347,8 @@ export interface RunningN8n {
 	timings: { healthyMs: number; readyMs: number };
 	/** Stops n8n (SIGTERM, then SIGKILL after a timeout) and resolves once its ports are free. */
 	stop(): Promise<void>;
+	/** Kills n8n at once (SIGKILL), as a crash would, and resolves once its ports are free. */
+	kill(): Promise<void>;
 }
 
 const READY_LINE = 'Editor is now accessible via';
@@ -353,9 +392,9 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 	const logFile = path.join(userFolder, 'n8n.log');
 	const output = collectOutput(child, logFile, [READY_LINE], options.onOutput);
 
-	const stop = async () => {
+	const stopWith = async (signal: NodeJS.Signals) => {
 		if (child.exitCode === null && child.signalCode === null) {
-			child.kill('SIGTERM');
+			child.kill(signal);
 			const forceKill = setTimeout(() => child.kill('SIGKILL'), 20_000);
 			await exited;
 			clearTimeout(forceKill);
@@ -363,6 +402,7 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 		await waitUntil(async () => (await isPortFree(port)) && (await isPortFree(Number(env.N8N_RUNNERS_BROKER_PORT))), 10_000, 'ports to be freed');
 		await output.closed;
 	};
+	const stop = () => stopWith('SIGTERM');
 
 	try {
 		const deadline = startedAt + timeoutMs;
@@ -382,7 +422,16 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 		}, deadline - Date.now(), `"${READY_LINE}"`);
 		const restHeaders = await signInOwner(url);
 		await waitForPublishedWorkflows(url, restHeaders, deadline - Date.now());
-		return { url, port, owner: DEMO_OWNER, restHeaders, logFile, timings: { healthyMs, readyMs: Date.now() - startedAt }, stop };
+		return {
+			url,
+			port,
+			owner: DEMO_OWNER,
+			restHeaders,
+			logFile,
+			timings: { healthyMs, readyMs: Date.now() - startedAt },
+			stop,
+			kill: () => stopWith('SIGKILL'),
+		};
 	} catch (error) {
 		await stop();
 		throw error;

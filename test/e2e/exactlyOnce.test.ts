@@ -1,0 +1,254 @@
+/**
+ * One run per event, inside a real n8n (the pinned version), with the packed package installed as a
+ * community package: re-deliveries across a restart, overlapping polls against a slow service, and
+ * n8n's durable poll scheduler killed with SIGKILL in the middle of a backlog. Assertions read what
+ * reached the sandbox (the CRM rows, the requests) and n8n's own execution list.
+ */
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { NODE_TYPES, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
+import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { SELECTED_N8N_VERSION, n8nMajorVersion } from '../../scripts/n8n/install';
+import { signedDelivery } from '../../scripts/n8n/signedWebhook';
+import { LoopbackProxy, type ProxiedRequest } from '../nodes/AgencyInboxProposalTrigger/loopbackProxy';
+import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor } from './support';
+
+const n8nVersion = SELECTED_N8N_VERSION;
+const SETUP_TIMEOUT_MS = 30 * 60_000;
+const CREDENTIAL_REF = { agencyInboxApi: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } };
+const WEBHOOK_WORKFLOW = 'e2eOnceWebhook01';
+const POLL_WORKFLOW = 'e2eOncePolling01';
+const WEBHOOK_ID = '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4a51';
+/** n8n 2.37+: poll triggers on the durable scheduler, their cursor committed with the execution. */
+const DURABLE_SCHEDULER = {
+	N8N_SCHEDULER_ENABLED: 'true',
+	N8N_SCHEDULER_POLL_TRIGGERS_ENABLED: 'true',
+	N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'true',
+	N8N_POLLER_DURABLE_CURSORS_ENABLED: 'true',
+};
+const N8N_ENV = { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'debug' };
+const POLL_SKIPPED = 'Agency Inbox Proposal Trigger: poll skipped';
+
+interface CrmRow {
+	uid: string;
+	updatedAt: string;
+}
+
+function workflows(sandboxOrigin: string): WorkflowToImport[] {
+	return [
+		{
+			id: WEBHOOK_WORKFLOW,
+			name: 'E2E: one run per delivery',
+			nodes: [
+				{
+					id: 'e2e0e000-0000-4000-8000-000000000001',
+					name: 'Agency Inbox Trigger',
+					type: NODE_TYPES.trigger,
+					typeVersion: 1,
+					position: [0, 0],
+					webhookId: WEBHOOK_ID,
+					parameters: { events: ['*'], options: {} },
+					credentials: CREDENTIAL_REF,
+				},
+			],
+			connections: {},
+			settings: { executionOrder: 'v1' },
+		},
+		{
+			id: POLL_WORKFLOW,
+			name: 'E2E: one run per proposal change',
+			nodes: [
+				{
+					id: 'e2e0e000-0000-4000-8000-000000000002',
+					name: 'Proposal Changed',
+					type: NODE_TYPES.proposalTrigger,
+					typeVersion: 1,
+					position: [0, 0],
+					parameters: { pollTimes: pollEverySeconds(3), triggerOn: 'both', simplify: true, filters: {} },
+					credentials: CREDENTIAL_REF,
+				},
+				{
+					id: 'e2e0e000-0000-4000-8000-000000000003',
+					name: 'Post to CRM',
+					type: 'n8n-nodes-base.httpRequest',
+					typeVersion: 4.2,
+					position: [260, 0],
+					parameters: { method: 'POST', url: `${sandboxOrigin}/_sandbox/crm`, sendBody: true, specifyBody: 'json', jsonBody: '={{ JSON.stringify($json) }}', options: {} },
+				},
+			],
+			connections: { 'Proposal Changed': { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] } },
+			settings: { executionOrder: 'v1' },
+		},
+	];
+}
+
+describe(`exactly once in a real n8n ${n8nVersion}`, () => {
+	let sandbox: Sandbox;
+	let proxy: LoopbackProxy;
+	let n8n: RunningN8n | undefined;
+	let workDir: string;
+	let userFolder: string;
+	/** Every GET /v1/agency/proposals the trigger sent, in order of arrival. */
+	const proposalRequests: Array<{ at: number; updatedSince?: string; pageCursor?: string }> = [];
+	/** Extra time the service takes to answer a proposals page. */
+	let proposalsDelayMs = 0;
+	let onProposalsRequest: ((request: ProxiedRequest) => void) | undefined;
+
+	const webhookUrl = () => `${n8n!.url}/webhook/${WEBHOOK_ID}/webhook`;
+	const crmRows = () => getJson<{ data: CrmRow[] }>(`${sandbox.origin}/_sandbox/crm`).then((answer) => answer.data);
+	const change = (body: object) => postJson<{ data: { proposal: CrmRow } }>(`${sandbox.origin}/_sandbox/changes`, body).then((answer) => answer.data.proposal);
+	const n8nLog = () => fs.readFile(n8n!.logFile, 'utf8');
+	const start = async (env: NodeJS.ProcessEnv = {}) => {
+		n8n = await startN8n({ userFolder, env: { ...N8N_ENV, ...env } });
+	};
+
+	beforeAll(async () => {
+		const progress = (line: string) => process.stderr.write(`${line}\n`);
+		await Promise.all([buildPackage(progress), ensureN8n(n8nVersion, progress)]);
+		sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 5 });
+		proxy = new LoopbackProxy(sandbox.origin);
+		proxy.beforeForward = async (request) => {
+			if (!request.path.endsWith('/v1/agency/proposals')) return;
+			proposalRequests.push({
+				at: Date.now(),
+				updatedSince: request.query.get('updatedSince') ?? undefined,
+				pageCursor: request.query.get('pageCursor') ?? undefined,
+			});
+			onProposalsRequest?.(request);
+			if (proposalsDelayMs) await sleep(proposalsDelayMs);
+		};
+		await proxy.start();
+		workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agency-inbox-e2e-once-'));
+		userFolder = path.join(workDir, 'n8n');
+		const credential = sandboxCredential({ ...sandbox, url: `${proxy.origin}/service`, origin: proxy.origin }, 600);
+		await installIntoN8n({
+			userFolder,
+			n8nVersion,
+			credentials: [credential],
+			workflows: workflows(sandbox.origin),
+			publish: [WEBHOOK_WORKFLOW, POLL_WORKFLOW],
+		});
+		await start();
+	}, SETUP_TIMEOUT_MS);
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await proxy?.close();
+		await sandbox?.close();
+		if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+	}, 60_000);
+
+	describe('webhook trigger', () => {
+		const deliver = async (id: string) => {
+			const delivery = signedDelivery(webhookUrl(), sandbox.signingSecret, 'chat.message.sent', { proposal: { uid: 'prop-0001' }, message: { text: id }, chat: { id: 'room-001' } }, id);
+			const answer = await fetch(delivery.url, { method: 'POST', headers: { 'content-type': 'application/json', ...delivery.headers }, body: delivery.body });
+			return { status: answer.status, body: (await answer.json()) as { message?: string; deliveryId?: string } };
+		};
+		const runs = async () => finishedExecutions(await listExecutions(n8n!.url, n8n!.restHeaders, WEBHOOK_WORKFLOW));
+
+		it('answers an accepted delivery with a body that says so', async () => {
+			const answer = await deliver('msg_e2e_answer');
+			expect(answer).toEqual({ status: 200, body: { message: 'Delivery accepted; run started', deliveryId: 'msg_e2e_answer' } });
+			await waitFor('the run', runs, (found) => found.length === 1);
+		}, 60_000);
+
+		it('starts no second run for re-deliveries after a restart, for each of the 1st to the 20th delivery', async () => {
+			// A fresh activation: the first delivery after it is the case n8n's own static data save covers.
+			await n8n!.stop();
+			await start();
+			const before = (await runs()).length;
+			const ids = Array.from({ length: 20 }, (_, index) => `msg_e2e_restart_${index + 1}`);
+			for (const id of ids) expect((await deliver(id)).status).toBe(200);
+			await waitFor('20 runs', runs, (found) => found.length === before + 20, 60_000);
+
+			await n8n!.stop();
+			await start();
+			const answers = [];
+			for (const id of ids) answers.push({ id, ...(await deliver(id)) });
+			expect(answers.filter((answer) => answer.body.message !== 'Delivery already accepted; no second run')).toEqual([]);
+			expect(answers.every((answer) => answer.status === 200)).toBe(true);
+			// A new id still starts its run, and that run is the only new one.
+			expect((await deliver('msg_e2e_after_restart')).body.message).toBe('Delivery accepted; run started');
+			await waitFor('the new run', runs, (found) => found.length === before + 21);
+			await sleep(2_000);
+			expect((await runs()).length).toBe(before + 21);
+		}, 240_000);
+	});
+
+	describe('proposal trigger, default poller', () => {
+		it('emits each change once when polls overlap against a slow service, and never asks for an older updatedSince', async () => {
+			// Polls start every 3 s; each page takes 4 s, so the next poll starts while one is running.
+			proposalsDelayMs = 4_000;
+			await waitFor('a poll', async () => proposalRequests.length, (count) => count > 0, 30_000);
+			const firstRequest = proposalRequests.length;
+			const changed: CrmRow[] = [];
+			for (const uid of ['prop-0011', 'prop-0012', 'prop-0013']) {
+				changed.push(await change({ kind: 'clientReply', proposalUid: uid }));
+				await sleep(3_000);
+			}
+			await waitFor('the CRM rows', crmRows, (rows) => changed.every((proposal) => rows.some((row) => row.uid === proposal.uid)), 60_000);
+			await sleep(10_000);
+			proposalsDelayMs = 0;
+
+			const rows = (await crmRows()).filter((row) => changed.some((proposal) => proposal.uid === row.uid));
+			expect(rows.map((row) => `${row.uid} ${row.updatedAt}`).sort()).toEqual(changed.map((proposal) => `${proposal.uid} ${proposal.updatedAt}`).sort());
+			const sweepsAskedFor = proposalRequests.slice(firstRequest).map((request) => Date.parse(request.updatedSince!));
+			expect(sweepsAskedFor).toEqual([...sweepsAskedFor].sort((a, b) => a - b));
+			const log = await n8nLog();
+			expect(log).toContain(`${POLL_SKIPPED}, the previous poll of this trigger is still running`);
+			expect(log).not.toContain('No bridge acquired');
+		}, 180_000);
+	});
+
+	// n8n 1.x has no durable poll scheduler.
+	(n8nMajorVersion(n8nVersion) >= 2 ? describe : describe.skip)("proposal trigger, n8n's durable poll scheduler", () => {
+		it('delivers a backlog once after a SIGKILL in the middle of its sweep, and a change made while n8n was down', async () => {
+			await n8n!.stop();
+			await start(DURABLE_SCHEDULER);
+			const polledFrom = proposalRequests.length;
+			await waitFor('a durable poll', async () => proposalRequests.length, (count) => count > polledFrom, 60_000);
+			await sleep(4_000);
+			const crmBefore = (await crmRows()).length;
+
+			// A backlog of 24 changes: 5 pages of 5 at 1.5 s each. n8n is killed when the 3rd page is asked for.
+			const backlog: CrmRow[] = [];
+			for (let index = 0; index < 24; index++) backlog.push(await change({ kind: 'viewed', proposalUid: `prop-${String(100 + index).padStart(4, '0')}` }));
+			proposalsDelayMs = 1_500;
+			let pagesOfBacklog = 0;
+			const killed = new Promise<void>((resolve) => {
+				onProposalsRequest = (request) => {
+					if (request.query.get('pageCursor') && ++pagesOfBacklog === 2) {
+						onProposalsRequest = undefined;
+						resolve();
+					}
+				};
+			});
+			await killed;
+			await n8n!.kill();
+			proposalsDelayMs = 0;
+			expect((await crmRows()).length).toBe(crmBefore);
+
+			const whileDown = await change({ kind: 'hire', proposalUid: 'prop-0150' });
+			await start(DURABLE_SCHEDULER);
+			const expected = [...backlog, whileDown];
+			await waitFor(
+				'the backlog and the change made while n8n was down in the CRM',
+				async () => (await crmRows()).slice(crmBefore),
+				(rows) => expected.every((proposal) => rows.some((row) => row.uid === proposal.uid && row.updatedAt === proposal.updatedAt)),
+				150_000,
+			);
+			// Missed poll times are claimed together after a restart: time for any duplicate to arrive.
+			await sleep(15_000);
+			const rows = (await crmRows()).slice(crmBefore);
+			expect(rows.map((row) => `${row.uid} ${row.updatedAt}`).sort()).toEqual(expected.map((proposal) => `${proposal.uid} ${proposal.updatedAt}`).sort());
+
+			// The watermark was committed: the latest polls ask from the newest change on.
+			const newest = Math.max(...expected.map((proposal) => Date.parse(proposal.updatedAt)));
+			const latest = proposalRequests[proposalRequests.length - 1];
+			expect(Date.parse(latest.updatedSince!)).toBeGreaterThanOrEqual(newest);
+		}, 360_000);
+	});
+});
