@@ -6,4 +6,6 @@ module.exports = {
 	testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
 	reporters: ['default', '<rootDir>/test/helpers/totalsReporter.js'],
 	testTimeout: 30_000,
+	globalSetup: '<rootDir>/test/helpers/n8nUserFolderSetup.js',
+	globalTeardown: '<rootDir>/test/helpers/n8nUserFolderTeardown.js',
 };

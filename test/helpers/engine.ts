@@ -4,18 +4,6 @@
  * way n8n's CredentialsHelper resolves them (defaults applied, generic `authenticate` expressions
  * evaluated against `$credentials`). Only the database and the UI are left out.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
-// n8n-core reads its instance settings from the user folder on first use: keep tests off $HOME,
-// and leave nothing behind.
-if (!process.env.N8N_USER_FOLDER) {
-	const userFolder = mkdtempSync(join(tmpdir(), 'agency-inbox-n8n-'));
-	process.env.N8N_USER_FOLDER = userFolder;
-	process.on('exit', () => rmSync(userFolder, { recursive: true, force: true }));
-}
-
 import {
 	ExecuteContext,
 	ExecutionLifecycleHooks,
