@@ -1,0 +1,288 @@
+/**
+ * Workflows saved with 0.1.0 keep working: the frozen fixtures of test/compat/0.1.0/ (one workflow per
+ * operation and per trigger, as n8n exported them, node typeVersion 1) run unchanged in a real n8n
+ * against the sandbox. The action workflows run in one `n8n execute-batch`; the two trigger workflows
+ * are published in one `n8n start`. Assertions read what reached the sandbox and what the nodes output.
+ *
+ * The fixtures are never edited. A change that would make one of them fail belongs in a new node
+ * version (README, "Upgrading"); the fixtures then still describe version 1.
+ */
+import { createHash } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startSandbox, type Sandbox } from '../../sandbox';
+import {
+	NODE_TYPES,
+	REPO_ROOT,
+	buildPackage,
+	installIntoN8n,
+	pollEverySeconds,
+	registerWebhookEndpoints,
+	sandboxCredential,
+	triggerWebhooks,
+	type WorkflowNode,
+} from '../../scripts/n8n/agencyInbox';
+import {
+	ensureN8n,
+	executeWorkflows,
+	nodeOutputJson,
+	startN8n,
+	type BatchExecutionResult,
+	type RunJson,
+	type RunningN8n,
+	type WorkflowToImport,
+} from '../../scripts/n8n/harness';
+import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
+import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor } from './support';
+
+const FIXTURES_DIR = path.join(REPO_ROOT, 'test', 'compat', '0.1.0');
+/**
+ * sha256 over the fixtures' names and bytes, in name order. Released fixtures are frozen: if this
+ * fails, restore the files instead of updating the hash, and put the change in a new node version.
+ */
+const FIXTURES_SHA256 = '18dcba2393876fb0a65731c2de971d8bbafd738b1333489986a71df0ba1f64eb';
+const SETUP_TIMEOUT_MS = 30 * 60_000;
+
+const ACTION_FIXTURES = [
+	'action-agency-get.json',
+	'action-bidIntent-cancel.json',
+	'action-chatRoom-getAll.json',
+	'action-invitation-getAll.json',
+	'action-member-getAll.json',
+	'action-message-getAll.json',
+	'action-message-send.json',
+	'action-proposal-get.json',
+	'action-proposal-getAll.json',
+] as const;
+const TRIGGER_FIXTURES = ['trigger-proposal.json', 'trigger-webhook.json'] as const;
+type Fixture = (typeof ACTION_FIXTURES)[number] | (typeof TRIGGER_FIXTURES)[number];
+
+interface RequestRecord {
+	method: string;
+	path: string;
+	query: Record<string, string>;
+	status: number;
+}
+
+/** n8n's REST API sends a run's data in the `flatted` format: a JSON array whose strings are indexes into it. */
+function unflatten(text: string): unknown {
+	const entries = JSON.parse(text) as unknown[];
+	const revived = new Map<number, unknown>();
+	const revive = (index: number): unknown => {
+		if (revived.has(index)) return revived.get(index);
+		const entry = entries[index];
+		if (typeof entry !== 'object' || entry === null) return entry;
+		const copy: Record<string, unknown> = Array.isArray(entry) ? ([] as unknown as Record<string, unknown>) : {};
+		revived.set(index, copy);
+		for (const [key, value] of Object.entries(entry)) copy[key] = typeof value === 'string' ? revive(Number(value)) : value;
+		return copy;
+	};
+	return revive(0);
+}
+
+/** The items a node output in a run that n8n recorded (the editor's own REST endpoint). */
+async function recordedOutput(n8n: RunningN8n, executionId: string, nodeName: string): Promise<Array<Record<string, unknown>>> {
+	const { data } = await getJson<{ data: { data: string } }>(`${n8n.url}/rest/executions/${executionId}`, n8n.restHeaders);
+	// The recorded data is the run's `data` (IRunExecutionData).
+	return nodeOutputJson({ data: unflatten(data.data) } as RunJson, nodeName);
+}
+
+async function loadFixtures(): Promise<{ workflows: Map<Fixture, WorkflowToImport>; sha256: string }> {
+	const files = (await fs.readdir(FIXTURES_DIR)).filter((file) => file.endsWith('.json')).sort();
+	const hash = createHash('sha256');
+	const workflows = new Map<Fixture, WorkflowToImport>();
+	for (const file of files) {
+		const bytes = await fs.readFile(path.join(FIXTURES_DIR, file));
+		hash.update(file).update('\0').update(bytes).update('\0');
+		workflows.set(file as Fixture, JSON.parse(bytes.toString('utf8')));
+	}
+	return { workflows, sha256: hash.digest('hex') };
+}
+
+describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VERSION}`, () => {
+	let sandbox: Sandbox | undefined;
+	let n8n: RunningN8n | undefined;
+	let workDir: string | undefined;
+	let fixtures: Map<Fixture, WorkflowToImport>;
+	let fixturesSha256: string;
+	let batch: Map<string, BatchExecutionResult>;
+	/** Sandbox requests made by the action workflows, before any trigger ran. */
+	let actionRequests: RequestRecord[];
+	const timings: Record<string, number> = {};
+	const sandboxGet = <T>(route: string) => getJson<{ data: T }>(`${sandbox!.origin}/_sandbox/${route}`).then((answer) => answer.data);
+	const workflowId = (fixture: Fixture) => fixtures.get(fixture)!.id;
+	const agencyInboxNode = (fixture: Fixture) => (fixtures.get(fixture)!.nodes as WorkflowNode[]).find((node) => node.type.startsWith('n8n-nodes-agency-inbox.'))!;
+	const outputOf = (fixture: Fixture) => {
+		const result = batch.get(workflowId(fixture))!;
+		if (!result.run) throw new Error(`${fixture} failed: ${result.error}`);
+		return nodeOutputJson(result.run, agencyInboxNode(fixture).name);
+	};
+	/** The requests of the action workflows to one path (without the /service prefix). */
+	const requestsTo = (method: string, apiPath: string) =>
+		actionRequests.filter((request) => request.method === method && request.path.replace(/^\/service/, '') === apiPath);
+
+	beforeAll(async () => {
+		const startedAt = Date.now();
+		const progress = (line: string) => process.stderr.write(`${line}\n`);
+		({ workflows: fixtures, sha256: fixturesSha256 } = await loadFixtures());
+		const [buildMs] = await Promise.all([buildPackage(progress), ensureN8n(SELECTED_N8N_VERSION, progress)]);
+		timings['build'] = buildMs;
+
+		sandbox = await startSandbox({ requestsPerMinute: 0 });
+		workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agency-inbox-compat-'));
+		const userFolder = path.join(workDir, 'user');
+
+		// The only change: n8n's own poll times, so the proposal trigger polls every 3 s, not every minute.
+		const proposalTrigger = structuredClone(fixtures.get('trigger-proposal.json')!);
+		for (const node of proposalTrigger.nodes as WorkflowNode[]) {
+			if (node.type === NODE_TYPES.proposalTrigger) node.parameters.pollTimes = pollEverySeconds(3);
+		}
+		const workflows = [...ACTION_FIXTURES.map((fixture) => fixtures.get(fixture)!), fixtures.get('trigger-webhook.json')!, proposalTrigger];
+
+		let stepAt = Date.now();
+		await installIntoN8n({
+			userFolder,
+			credentials: [sandboxCredential(sandbox, 600)],
+			workflows,
+			publish: TRIGGER_FIXTURES.map(workflowId),
+		});
+		timings['install package, import, publish'] = Date.now() - stepAt;
+
+		stepAt = Date.now();
+		batch = await executeWorkflows(userFolder, ACTION_FIXTURES.map(workflowId));
+		actionRequests = await sandboxGet<RequestRecord[]>('requests');
+		timings['n8n execute-batch (9 workflows)'] = Date.now() - stepAt;
+
+		stepAt = Date.now();
+		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC' } });
+		timings['n8n start until triggers active'] = Date.now() - stepAt;
+		timings['setup total'] = Date.now() - startedAt;
+	}, SETUP_TIMEOUT_MS);
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await sandbox?.close();
+		if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+		process.stderr.write(`compat timings (ms): ${JSON.stringify(timings)}\n`);
+	}, 60_000);
+
+	it('has the frozen fixtures: one workflow per operation and per trigger, every Agency Inbox node at typeVersion 1', () => {
+		expect([...fixtures.keys()].sort()).toEqual([...ACTION_FIXTURES, ...TRIGGER_FIXTURES].sort());
+		for (const workflow of fixtures.values()) {
+			for (const node of workflow.nodes as WorkflowNode[]) {
+				if (node.type.startsWith('n8n-nodes-agency-inbox.')) expect({ workflow: workflow.name, typeVersion: node.typeVersion }).toEqual({ workflow: workflow.name, typeVersion: 1 });
+			}
+		}
+		expect(fixturesSha256).toBe(FIXTURES_SHA256);
+	});
+
+	it('runs every action workflow without an error', () => {
+		const failed = ACTION_FIXTURES.filter((fixture) => !batch.get(workflowId(fixture))?.run).map((fixture) => `${fixture}: ${batch.get(workflowId(fixture))?.error}`);
+		expect(failed).toEqual([]);
+	});
+
+	it('Agency → Get', () => {
+		expect(outputOf('action-agency-get.json')).toEqual([expect.objectContaining({ uid: sandbox!.state.agency.uid, name: sandbox!.state.agency.name })]);
+		expect(requestsTo('GET', '/v1/agency').length).toBeGreaterThanOrEqual(1);
+	});
+
+	it('Member → Get Many: all business managers (Return All, Role filter)', () => {
+		const managers = sandbox!.state.members.filter((member) => member.role === 'business_manager').map((member) => member.uid);
+		expect(outputOf('action-member-getAll.json').map((member) => member.uid)).toEqual(managers);
+		const requests = requestsTo('GET', '/v1/agency/members');
+		expect(requests.length).toBeGreaterThan(0);
+		expect(requests.every((request) => request.query.role === 'business_manager')).toBe(true);
+	});
+
+	it('Invitation → Get Many: 3 declined invitations (Limit, Status filter)', () => {
+		const invitations = outputOf('action-invitation-getAll.json') as Array<{ invite: { status: string } }>;
+		expect(invitations.map((invitation) => invitation.invite.status)).toEqual(['DECLINED', 'DECLINED', 'DECLINED']);
+		expect(requestsTo('GET', '/v1/agency/invitations').map((request) => request.query.status)).toEqual(['declined']);
+	});
+
+	it('Proposal → Get: the full record of the proposal picked from the list (Simplify off by default)', () => {
+		const [record] = outputOf('action-proposal-get.json') as Array<{ proposal: { uid: string }; job: { title: string } }>;
+		expect(record.proposal.uid).toBe('prop-0002');
+		expect(record.job.title).toBe('Shopify store migration (0002)');
+		expect(requestsTo('GET', '/v1/agency/proposals/prop-0002')).toHaveLength(1);
+	});
+
+	it('Proposal → Get Many (resource and operation by default): 50 simplified proposals (Limit by default) in 3 pages', () => {
+		const proposals = outputOf('action-proposal-getAll.json');
+		expect(proposals).toHaveLength(50);
+		expect(new Set(proposals.map((proposal) => proposal.uid)).size).toBe(50);
+		expect(proposals[0]).toEqual(expect.objectContaining({ uid: expect.any(String), status: expect.any(String), jobTitle: expect.any(String), chatRoomId: expect.any(String) }));
+		expect(proposals[0]).not.toHaveProperty('job');
+		// Pages of 20: the third page is the last one needed.
+		expect(requestsTo('GET', '/v1/agency/proposals')).toHaveLength(3);
+	});
+
+	it('Chat Room → Get Many: 5 rooms, oldest first, 2 per page, client messages only', () => {
+		expect(outputOf('action-chatRoom-getAll.json')).toHaveLength(5);
+		const requests = requestsTo('GET', '/v1/master-inbox/rooms');
+		expect(requests).toHaveLength(3);
+		for (const request of requests) expect(request.query).toEqual(expect.objectContaining({ sort: 'date-asc', pageSize: '2', clientMessageOnly: 'true' }));
+	});
+
+	it('Message → Get Many: every message of the room given by ID (Return All)', () => {
+		const stories = outputOf('action-message-getAll.json');
+		// Newest first, as the service sends them.
+		expect(stories.map((story) => story.storyId)).toEqual(sandbox!.state.stories['room-001'].map((story) => story.storyId).reverse());
+		expect(requestsTo('GET', '/v1/master-inbox/rooms/room-001/stories').length).toBeGreaterThan(0);
+	});
+
+	it('Message → Send: the message reached the room once, from the freelancer picked from the list', async () => {
+		const sent = (await sandboxGet<Array<{ roomId: string; freelancerUid: string; message: string }>>('messages')).filter(
+			(message) => message.message === 'Thanks, we will reply within the hour.',
+		);
+		expect(sent).toEqual([expect.objectContaining({ roomId: 'room-002', freelancerUid: 'mem-002' })]);
+		expect(outputOf('action-message-send.json')).toEqual([expect.objectContaining({ storyId: expect.any(String), message: 'Thanks, we will reply within the hour.' })]);
+		expect(requestsTo('POST', '/v1/master-inbox/rooms/room-002/stories')).toHaveLength(1);
+	});
+
+	it('Bid Intent → Cancel (operation by default): the scheduled bid intent is cancelled', async () => {
+		expect(outputOf('action-bidIntent-cancel.json')).toEqual([{ success: true }]);
+		const intents = await sandboxGet<Array<{ id: string; status: string }>>('bid-intents');
+		expect(intents.find((intent) => intent.id === 'bid-003')?.status).toBe('cancelled');
+		expect(requestsTo('DELETE', '/v1/bid-intents/bid-003')).toHaveLength(1);
+	});
+
+	it('Agency Inbox Trigger (All Events by default): a signed delivery from the service starts one run', async () => {
+		const id = workflowId('trigger-webhook.json');
+		const [webhook] = await triggerWebhooks(n8n!.url, [fixtures.get('trigger-webhook.json')!]);
+		const [{ id: endpointId }] = await registerWebhookEndpoints(sandbox!.origin, [webhook.productionUrl]);
+		await postJson(`${sandbox!.origin}/_sandbox/events`, { type: 'proposal.accepted', data: { proposal: { uid: 'prop-0003' } } });
+		const deliveries = await waitFor(
+			'the delivery to be answered',
+			async () => (await sandboxGet<Array<{ endpointId: string; status?: number }>>('deliveries')).filter((delivery) => delivery.endpointId === endpointId),
+			(found) => found.some((delivery) => delivery.status !== undefined),
+		);
+		expect(deliveries.map((delivery) => delivery.status)).toEqual([200]);
+		const executions = await waitFor('the run to finish', () => listExecutions(n8n!.url, n8n!.restHeaders, id), (found) => finishedExecutions(found).length > 0);
+		expect(executions.map((execution) => execution.status)).toEqual(['success']);
+		expect(await recordedOutput(n8n!, executions[0].id, agencyInboxNode('trigger-webhook.json').name)).toEqual([
+			{ event: 'proposal.accepted', deliveryId: expect.any(String), timestamp: expect.any(String), payload: { proposal: { uid: 'prop-0003' } } },
+		]);
+	}, 60_000);
+
+	it('Agency Inbox Proposal Trigger (New and Updated, Simplify by default; Result Events filter): one run for a client reply, none for a view', async () => {
+		const id = workflowId('trigger-proposal.json');
+		// The first poll after activation only notes where to start.
+		await waitFor(
+			'the proposal trigger to poll',
+			() => sandboxGet<RequestRecord[]>('requests'),
+			(records) => records.some((record) => record.path.endsWith('/v1/agency/proposals') && record.query.updatedSince),
+		);
+		await postJson(`${sandbox!.origin}/_sandbox/changes`, { kind: 'viewed' });
+		const { data: replied } = await postJson<{ data: { proposal: { uid: string } } }>(`${sandbox!.origin}/_sandbox/changes`, { kind: 'clientReply' });
+		await waitFor('a run', () => listExecutions(n8n!.url, n8n!.restHeaders, id), (found) => finishedExecutions(found).length > 0);
+		// A few more polls: the view stays filtered out and the reply is not emitted twice.
+		await sleep(7_000);
+		const executions = await listExecutions(n8n!.url, n8n!.restHeaders, id);
+		expect(executions.map((execution) => execution.status)).toEqual(['success']);
+		const items = await recordedOutput(n8n!, executions[0].id, agencyInboxNode('trigger-proposal.json').name);
+		expect(items).toEqual([expect.objectContaining({ trigger: 'updated', resultEvent: 'CLIENT_REPLIED', uid: replied.proposal.uid, jobTitle: expect.any(String) })]);
+		expect(items[0]).not.toHaveProperty('job');
+	}, 60_000);
+});
