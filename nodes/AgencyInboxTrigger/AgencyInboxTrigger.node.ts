@@ -12,7 +12,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
-import { deliveryLogFor } from './deliveryLog';
+import { deliveryLogFor, isStored } from './deliveryLog';
 import { isEventSelected } from './envelope';
 import { isServiceSender } from './senderAllowlist';
 import { signingKeyFor } from './signingSecret';
@@ -200,21 +200,24 @@ export class AgencyInboxTrigger implements INodeType {
 	 * The first step of the run a delivery started: records its id in the node's static data. n8n
 	 * saves static data changed during a run when the run ends, but drops changes made in `webhook()`
 	 * (the run builds a new Workflow over the same static data, which clears its "changed" flag).
-	 * In queue mode this runs on the worker, whose memory lacks the webhook process's ids: the
-	 * delivery's own id comes from the item.
+	 * In queue mode this runs on a worker, whose memory lacks the webhook process's ids: the
+	 * delivery's own id comes from the item. A delivery that an earlier run already recorded (another
+	 * webhook process accepted it too) stops here, so the rest of the workflow runs once.
 	 */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const items = this.getInputData();
 		if (this.getMode() === 'manual') return [items];
 		const staticData = this.getWorkflowStaticData('node');
+		const stored = staticData[DELIVERY_LOG_KEY];
+		const firstRuns = items.filter((item) => !(typeof item.json.deliveryId === 'string' && isStored(stored, item.json.deliveryId)));
 		const log = deliveryLogFor(triggerKey(this));
 		const now = Date.now();
-		log.absorb(staticData[DELIVERY_LOG_KEY], now);
-		for (const item of items) {
+		log.absorb(stored, now);
+		for (const item of firstRuns) {
 			const deliveryId = item.json.deliveryId;
 			if (typeof deliveryId === 'string' && deliveryId) log.add(deliveryId, now);
 		}
 		staticData[DELIVERY_LOG_KEY] = log.buckets;
-		return [items];
+		return [firstRuns];
 	}
 }

@@ -57,6 +57,12 @@ function storedBuckets(value: unknown): StoredDeliveries {
 	) as StoredDeliveries;
 }
 
+/** Whether a stored form (static data as n8n loaded it) holds the id. */
+export function isStored(stored: unknown, deliveryId: string): boolean {
+	const digest = deliveryDigest(deliveryId);
+	return Object.values(storedBuckets(stored)).some((bucket) => digestsOf(bucket).includes(digest));
+}
+
 /**
  * One trigger node's memory in this process. `buckets` is the very object the node puts into its
  * static data, so whichever save n8n makes last carries every id this process knows by then.

@@ -7,6 +7,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { pipelineTiming } from '../../../nodes/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
+import { DeliveryLog } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
 import type { TriggerWorkflow } from '../../helpers/engine';
 import { newSigningSecret, signDelivery } from './signedDeliveries';
 import { deliver, persistedStaticData, triggerWith } from './webhookRequests';
@@ -137,6 +138,15 @@ describe('Agency Inbox Trigger: replays and duplicates', () => {
 			const retry = signedRequest(body, productionSecret, { id, at: new Date(Date.now() + 5_000) });
 			expect(await deliver(restarted, retry)).toMatchObject({ status: 200, items: undefined });
 		}
+	});
+
+	it('stops a run at the trigger when an earlier run already recorded its delivery (another webhook process took it too)', async () => {
+		const recorded = new DeliveryLog();
+		recorded.add('msg_twice', Date.now());
+		const trigger = triggerWith({}, secrets, { 'node:Node Under Test': { acceptedDeliveries: recorded.buckets } });
+		const run = await trigger.runStartedBy([{ json: { event: 'chat.message.sent', deliveryId: 'msg_twice', payload: {} } }, { json: { event: 'chat.message.sent', deliveryId: 'msg_once', payload: {} } }]);
+		const output = run.data.resultData.runData['Node Under Test'][0].data?.main[0]?.map((item) => item.json.deliveryId);
+		expect(output).toEqual(['msg_once']);
 	});
 
 	it('reads the delivery list that version 0.1.0 stored', async () => {
