@@ -12,13 +12,14 @@ export interface ControlContext {
 const json = (body: unknown, status = 200): ApiResponse => ({ status, body });
 
 function toFault(body: Record<string, unknown>): Fault {
-	const { method, pathPrefix, status, count, retryAfter, afterProcessing } = body;
+	const { kind = 'status', method, pathPrefix, status, count, retryAfter, afterProcessing } = body;
+	if (kind !== 'status' && kind !== 'drop') throw new BadRequest('kind must be "status" or "drop".');
 	if (typeof pathPrefix !== 'string' || pathPrefix === '') throw new BadRequest('pathPrefix is required, e.g. "/v1/agency/proposals".');
-	if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) throw new BadRequest('status must be an HTTP status code.');
+	if (kind === 'status' && (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599)) throw new BadRequest('status must be an HTTP status code.');
 	if (count !== undefined && (typeof count !== 'number' || !Number.isInteger(count) || count < 1)) throw new BadRequest('count must be a positive integer.');
 	if (method !== undefined && typeof method !== 'string') throw new BadRequest('method must be a string.');
 	if (retryAfter !== undefined && typeof retryAfter !== 'number') throw new BadRequest('retryAfter must be a number of seconds.');
-	return { method, pathPrefix, status, count: (count as number | undefined) ?? 1, retryAfter, afterProcessing: afterProcessing === true };
+	return { kind, method, pathPrefix, status: kind === 'drop' ? 0 : (status as number), count: (count as number | undefined) ?? 1, retryAfter, afterProcessing: afterProcessing === true };
 }
 
 export function handleControl(ctx: ControlContext, method: string, route: string, body: Record<string, unknown>, instance: string): ApiResponse {

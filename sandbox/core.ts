@@ -7,8 +7,11 @@ import type { SandboxState } from './types';
 import { WebhookSender } from './webhooks';
 
 export interface Fault {
+	/** 'status' answers with `status`; 'drop' closes the connection without an answer. */
+	kind: 'status' | 'drop';
 	method?: string;
 	pathPrefix: string;
+	/** The answer's status; 0 for a drop (the request log shows 0: no answer was sent). */
 	status: number;
 	count: number;
 	retryAfter?: number;

@@ -5,6 +5,8 @@ export interface ApiResponse {
 	status: number;
 	body?: unknown;
 	headers?: Record<string, string>;
+	/** Close the connection without answering (a `drop` fault). */
+	drop?: boolean;
 }
 
 const PROBLEM_TITLES: Record<number, string> = {

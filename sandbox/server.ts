@@ -45,6 +45,7 @@ async function handleServiceRequest(ctx: ServerContext, req: IncomingMessage, ur
 
 	const fault = core.takeFault(method, path, url.pathname);
 	const injected = (): ApiResponse => {
+		if (fault!.kind === 'drop') return { status: 0, drop: true };
 		// A 429 answer does not count against the budget, as with the real limiter.
 		if (fault!.status === 429) core.limiter.refund(auth.keyId);
 		const headers = fault!.retryAfter !== undefined ? { 'retry-after': String(fault!.retryAfter) } : undefined;
@@ -82,7 +83,7 @@ export function createRequestHandler(ctx: ServerContext) {
 		else handling = Promise.resolve(problem(404, `Nothing at ${url.pathname}; the API is under ${BASE_PATH}/v1 and control endpoints under ${CONTROL_PREFIX}/.`, url.pathname));
 		handling
 			.catch((error: Error) => problem(500, `Sandbox error: ${error.message}`, url.pathname))
-			.then((response) => send(res, response))
+			.then((response) => (response.drop ? res.destroy() : send(res, response)))
 			.catch(() => res.destroy());
 	};
 }

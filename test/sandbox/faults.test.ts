@@ -40,8 +40,21 @@ describe('sandbox fault injection', () => {
 		expect(messages.map((m: any) => m.message)).toEqual(['once']);
 	});
 
+	test('drop: the request is recorded, then the connection closes without an answer', async () => {
+		const freelancerUid = sandbox.state.rooms[0].roomUsers[1].user.id;
+		await ctl.post('/faults', { kind: 'drop', method: 'POST', pathPrefix: '/v1/master-inbox/rooms/room-001', afterProcessing: true });
+		await expect(api.post('/v1/master-inbox/rooms/room-001/stories', { message: 'stored, answer lost', freelancerUid })).rejects.toThrow();
+		await ctl.post('/faults', { kind: 'drop', method: 'DELETE', pathPrefix: '/v1/bid-intents' });
+		await expect(api.delete('/v1/bid-intents/bid-001')).rejects.toThrow();
+		expect((await ctl.get('/messages')).body.data.map((m: any) => m.message)).toEqual(['stored, answer lost']);
+		expect((await ctl.get('/bid-intents')).body.data.find((intent: any) => intent.id === 'bid-001').status).toBe('scheduled');
+		const seen = (await ctl.get('/requests')).body.data.map((r: any) => `${r.method} ${r.path} ${r.status}`);
+		expect(seen).toEqual(['POST /v1/master-inbox/rooms/room-001/stories 0', 'DELETE /v1/bid-intents/bid-001 0']);
+	});
+
 	test('invalid fault definitions are rejected', async () => {
 		expectProblem(await ctl.post('/faults', { status: 500 }), 400, /pathPrefix/);
 		expectProblem(await ctl.post('/faults', { pathPrefix: '/v1', status: 'x' }), 400, /status/);
+		expectProblem(await ctl.post('/faults', { kind: 'hang', pathPrefix: '/v1' }), 400, /kind/);
 	});
 });
