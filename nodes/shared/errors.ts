@@ -20,6 +20,8 @@ export interface RequestFailure {
 	problem?: ProblemObject;
 	/** Code of a network error (ECONNREFUSED, ...). */
 	networkErrorCode?: string;
+	/** What went wrong when the failure is neither an answer nor a network error (an error raised inside n8n). */
+	cause?: string;
 	/** Seconds spent waiting on 429 answers before giving up. */
 	rateLimitWaitSeconds?: number;
 	/** How many times the request was sent. */
@@ -63,6 +65,31 @@ function isMessageSend(failure: RequestFailure): boolean {
 	return failure.method === 'POST' && /\/stories$/.test(failure.path);
 }
 
+/** A write: what it may have done although no answer says so, and what to do before repeating it. */
+interface Write {
+	mayHaveHappened: string;
+	checkFirst: string;
+}
+
+function writeOf(failure: RequestFailure): Write | undefined {
+	if (isMessageSend(failure)) {
+		return { mayHaveHappened: 'the message may already have been sent', checkFirst: 'Check the room before sending it again' };
+	}
+	if (failure.method === 'DELETE' && /\/v1\/bid-intents\//.test(failure.path)) {
+		return { mayHaveHappened: 'the bid intent may already be cancelled', checkFirst: 'Check the bid intent before cancelling it again' };
+	}
+	return undefined;
+}
+
+/** Network errors raised before a request could leave n8n: the service cannot have received it. */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+/** A write that left n8n and got no answer (connection dropped, timed out): its outcome is unknown. */
+function writeWithUnknownOutcome(failure: RequestFailure): Write | undefined {
+	const code = failure.networkErrorCode;
+	return failure.statusCode === undefined && code !== undefined && !NOT_SENT_CODES.has(code) ? writeOf(failure) : undefined;
+}
+
 function isCursorForAnotherOrdering(problem: ProblemObject | undefined): boolean {
 	const text = `${problem?.title ?? ''} ${problem?.detail ?? ''}`.toLowerCase();
 	return text.includes('cursor') || text.includes('ordering');
@@ -71,8 +98,18 @@ function isCursorForAnotherOrdering(problem: ProblemObject | undefined): boolean
 /** What the user can do about a failure, per HTTP status. */
 export function guidanceFor(failure: RequestFailure): string {
 	const status = failure.statusCode;
+	const write = writeOf(failure);
+	if (status === undefined && failure.networkErrorCode === undefined) {
+		const outcome = write ? ` It is not known whether the request left n8n, so ${write.mayHaveHappened}: ${write.checkFirst.toLowerCase()}.` : '';
+		return `n8n raised this error while it prepared or sent the request, so no answer of the service reached the node.${outcome} If it names the address (an invalid URL or protocol), check the Base URL in the Agency Inbox API credential; otherwise run the node again, and if the error repeats, look it up in n8n's log and in n8n's known issues for your n8n version.`;
+	}
+	const unknownOutcome = writeWithUnknownOutcome(failure);
+	if (unknownOutcome) {
+		return `The connection ended before the service answered (${failure.networkErrorCode}), after the request had left n8n, so it is not known whether the service processed it. The node did not send it again: only a "too many requests" answer proves that a request was not processed. ${unknownOutcome.checkFirst}.`;
+	}
 	if (status === undefined) {
-		return 'No answer came from the service. Check the Base URL in the Agency Inbox API credential and that the service is reachable from n8n.';
+		const notSent = write ? ' The request did not reach the service, so nothing was changed.' : '';
+		return `No answer came from the service (${failure.networkErrorCode}, tried ${failure.attempts ?? 1} times).${notSent} Check the Base URL in the Agency Inbox API credential and that the service is reachable from n8n.`;
 	}
 	if (status === 400 && isCursorForAnotherOrdering(failure.problem)) {
 		return 'The page cursor belongs to another ordering: Updated Since was added or removed while paging. Paging must restart without a cursor; run the node again.';
@@ -98,8 +135,8 @@ export function guidanceFor(failure: RequestFailure): string {
 	if (status === 429) {
 		return `The service still answered "too many requests" after waiting ${failure.rateLimitWaitSeconds ?? 0} s. Other workflows probably use the same API key: run them less often, or raise Requests per Minute in the credential only if the service raised your limit.`;
 	}
-	if (status >= 500 && isMessageSend(failure)) {
-		return 'The service failed while handling the message. It may have been stored anyway, so it was not sent again (no duplicates): check the room before sending it again.';
+	if (status >= 500 && write) {
+		return `The service failed while handling the request, but ${write.mayHaveHappened}. It was not sent again (no duplicates). ${write.checkFirst}.`;
 	}
 	if (status >= 500) {
 		return `The service failed to process the request (sent ${failure.attempts ?? 1} times). Try again later.`;
@@ -113,9 +150,14 @@ function statusGroup(status: number): string {
 
 /** The headline: the service's title and detail when it sent them. */
 export function headlineFor(failure: RequestFailure): string {
-	if (failure.statusCode === undefined) {
-		return `Could not reach the Agency Inbox service (${failure.networkErrorCode ?? 'network error'})`;
+	if (failure.statusCode === undefined && failure.networkErrorCode === undefined) {
+		return `The request to the Agency Inbox service failed in n8n: ${failure.cause ?? 'unknown error'}`;
 	}
+	const unknownOutcome = writeWithUnknownOutcome(failure);
+	if (unknownOutcome) {
+		return `No answer from the Agency Inbox service: ${unknownOutcome.mayHaveHappened}. ${unknownOutcome.checkFirst}.`;
+	}
+	if (failure.statusCode === undefined) return 'Could not reach the Agency Inbox service';
 	const title = failure.problem?.title || DEFAULT_TITLES[statusGroup(failure.statusCode)] || 'Request failed';
 	const detail = failure.problem?.detail;
 	return detail ? `${title}: ${detail}` : title;
@@ -141,12 +183,18 @@ export function toNodeApiError(
 		method: failure.method,
 		path: withoutSecret(failure.path, secret),
 		...(failure.problem ? { problem: JSON.parse(withoutSecret(JSON.stringify(failure.problem), secret)) } : {}),
-		...(failure.networkErrorCode ? { code: failure.networkErrorCode } : {}),
+		// Not under `code`: NodeApiError would take a network code for the HTTP code and show its generic text.
+		...(failure.networkErrorCode ? { networkErrorCode: failure.networkErrorCode } : {}),
 	};
-	return new NodeApiError(node, errorResponse, {
+	const error = new NodeApiError(node, errorResponse, {
 		message,
 		description,
 		httpCode: failure.statusCode === undefined ? undefined : String(failure.statusCode),
 		itemIndex,
 	});
+	// NodeApiError replaces a message naming a common error code (ECONNRESET, ENOENT, ...) with n8n's
+	// generic text ("You can retry the request immediately"), which is wrong for a write: keep ours.
+	error.message = message;
+	error.description = description;
+	return error;
 }

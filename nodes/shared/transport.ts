@@ -11,7 +11,7 @@ import type {
 	IN8nHttpFullResponse,
 	INode,
 } from 'n8n-workflow';
-import { sleep } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import type { ProblemObject, RequestFailure } from './errors';
 import { toNodeApiError } from './errors';
@@ -94,14 +94,32 @@ function parseJsonOrUndefined(text: string): unknown {
 	}
 }
 
-/** The code of a network-level failure (ECONNRESET, ...), found on the error or its cause. */
+/**
+ * The code of a network-level failure (ECONNRESET, EAI_AGAIN, ...), found on the error or its cause.
+ * Node's own ERR_* codes (ERR_INVALID_URL, ...) are not network failures.
+ */
 function networkErrorCodeOf(error: unknown): string | undefined {
 	let current = error as { code?: unknown; cause?: unknown } | undefined;
 	for (let depth = 0; current && depth < 4; depth++) {
-		if (typeof current.code === 'string' && /^E[A-Z_]+$/.test(current.code)) return current.code;
+		if (typeof current.code === 'string' && /^E(?!RR_)[A-Z_]+$/.test(current.code)) return current.code;
 		current = current.cause as typeof current;
 	}
 	return undefined;
+}
+
+/** The message of an error that is not a network failure, so the user sees its real cause. */
+function causeOf(error: unknown): string {
+	const message = error instanceof Error ? error.message : String(error);
+	return message.trim() || (error instanceof Error ? error.name : 'unknown error');
+}
+
+/**
+ * Whether n8n's HTTP client would send the path somewhere else: it resolves "." and ".." segments,
+ * also percent-encoded ones (%2e) and after a backslash, as URLs do.
+ */
+export function pathIsRewritten(path: string): boolean {
+	const [pathOnly] = path.split(/[?#]/, 1);
+	return pathOnly.split(/[/\\]/).some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
 }
 
 /**
@@ -138,7 +156,7 @@ export async function sendThroughPipeline(
 				await sleep(pipelineTiming.retryBackoffMs[retriesAfterFailure++]);
 				continue;
 			}
-			throw fail({ networkErrorCode: networkErrorCode ?? 'request failed' });
+			throw fail(networkErrorCode ? { networkErrorCode } : { cause: causeOf(error) });
 		} finally {
 			requestBudget.release(slot);
 		}
@@ -187,9 +205,16 @@ export async function requestEnvelope(
 	options: IHttpRequestOptions,
 	itemIndex?: number,
 ): Promise<Envelope> {
+	const method = (options.method ?? 'GET').toUpperCase() as IHttpRequestMethods;
+	// Last line of defence: the nodes refuse such IDs before this; nothing is sent to another endpoint.
+	if (pathIsRewritten(options.url)) {
+		throw new NodeOperationError(context.getNode(), `Refused to send ${method} ${options.url}: it has a "." or ".." segment`, {
+			itemIndex,
+			description: 'n8n would resolve that segment and send the request to another endpoint of the service. Check the IDs given to this node.',
+		});
+	}
 	const credentials = await context.getCredentials<AgencyInboxCredentials>(CREDENTIAL_TYPE, itemIndex);
 	const baseURL = normalizeBaseUrl(credentials.baseUrl);
-	const method = (options.method ?? 'GET').toUpperCase() as IHttpRequestMethods;
 	const send = async () =>
 		(await context.helpers.httpRequestWithAuthentication.call(context as IAllExecuteFunctions, CREDENTIAL_TYPE, {
 			...options,

@@ -129,7 +129,7 @@ export function freelancerLocator(show: NonNullable<IDisplayOptions['show']>): I
 			send: {
 				type: 'body',
 				property: 'freelancerUid',
-				preSend: [requireIdentifier('freelancerUid', 'Freelancer')],
+				preSend: [requireIdentifier('freelancerUid', 'Freelancer', 'body')],
 			},
 		},
 	};

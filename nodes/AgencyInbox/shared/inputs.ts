@@ -49,14 +49,31 @@ export async function sendUpdatedSinceWithOffset(
 	return { ...requestOptions, qs: { ...qs, updatedSince: iso } };
 }
 
-/** A preSend that rejects a blank ID (resource locator or text) before any request. */
-export function requireIdentifier(parameterName: string, label: string): PreSendAction {
-	return async function rejectBlankIdentifier(this: IExecuteSingleFunctions, requestOptions: IHttpRequestOptions) {
+/**
+ * IDs that cannot be one segment of a request's path: n8n's HTTP client resolves "." and ".." (which
+ * encodeURIComponent leaves as they are) and would send the request to another endpoint. Everything
+ * else, once encoded, arrives as one segment; "%2e%2e" arrives as the text "%2e%2e".
+ */
+const DOT_SEGMENTS = new Set(['.', '..']);
+
+/**
+ * A preSend that rejects, before any request, a blank ID (resource locator or text) and, for an ID
+ * that goes into the path, one that cannot be a path segment. Typed, mapped or chosen by the AI Agent.
+ */
+export function requireIdentifier(parameterName: string, label: string, placement: 'path' | 'body' = 'path'): PreSendAction {
+	return async function rejectUnusableIdentifier(this: IExecuteSingleFunctions, requestOptions: IHttpRequestOptions) {
 		const value = this.getNodeParameter(parameterName, '', { extractValue: true });
 		if (isBlank(value)) {
 			throw new NodeOperationError(this.getNode(), `${label} is empty`, {
 				itemIndex: this.getItemIndex(),
 				description: `Choose a ${label.toLowerCase()} from the list or enter its ID.`,
+			});
+		}
+		// String(): what encodeURIComponent turns the value into (an array ['..'] becomes '..').
+		if (placement === 'path' && DOT_SEGMENTS.has(String(value))) {
+			throw new NodeOperationError(this.getNode(), `${label} "${String(value)}" is not an ID: nothing was sent`, {
+				itemIndex: this.getItemIndex(),
+				description: `"." and ".." cannot be IDs: n8n would read them as parts of the address and send the request to another endpoint of the service. Give the real ID as the service returns it, or check the expression or field that supplies ${label}.`,
 			});
 		}
 		return requestOptions;

@@ -40,7 +40,9 @@ export async function takeRequests(sandbox: Sandbox): Promise<RecordedRequest[]>
 
 export async function injectFault(
 	sandbox: Sandbox,
-	fault: { method?: string; pathPrefix: string; status: number; count?: number; retryAfter?: number; afterProcessing?: boolean },
+	fault:
+		| { kind?: 'status'; method?: string; pathPrefix: string; status: number; count?: number; retryAfter?: number; afterProcessing?: boolean }
+		| { kind: 'drop'; method?: string; pathPrefix: string; count?: number; afterProcessing?: boolean },
 ): Promise<void> {
 	await control(sandbox, 'POST', 'faults', fault);
 }

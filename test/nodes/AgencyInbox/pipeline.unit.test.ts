@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import type { IN8nHttpFullResponse, INode } from 'n8n-workflow';
-import { NodeApiError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { guidanceFor, recordNamedByPath, toNodeApiError } from '../../../nodes/shared/errors';
 import { toIsoWithOffset } from '../../../nodes/AgencyInbox/shared/inputs';
@@ -10,8 +10,10 @@ import { latestResultEvent } from '../../../nodes/shared/simplifyProposal';
 import {
 	budgetKeyFor,
 	collectRecords,
+	pathIsRewritten,
 	pipelineTiming,
 	rateLimitWaitMs,
+	requestEnvelope,
 	resetRequestBudgets,
 	sendThroughPipeline,
 	simplifyProposal,
@@ -212,6 +214,64 @@ describe('toNodeApiError', () => {
 	});
 });
 
+describe('toNodeApiError: no answer, or an error inside n8n', () => {
+	const send = { method: 'POST', path: '/v1/master-inbox/rooms/room-001/stories' };
+	const cancel = { method: 'DELETE', path: '/v1/bid-intents/bid-001' };
+
+	it.each(['ECONNRESET', 'ETIMEDOUT', 'ECONNABORTED', 'EPIPE'])('a write cut off by %s: the outcome is unknown, in our words, not n8n\'s', (code) => {
+		const sent = toNodeApiError(node, { ...send, networkErrorCode: code, attempts: 1 });
+		expect(sent.message).toBe('No answer from the Agency Inbox service: the message may already have been sent. Check the room before sending it again.');
+		expect(sent.description).toContain(`(${code})`);
+		const cancelled = toNodeApiError(node, { ...cancel, networkErrorCode: code, attempts: 1 });
+		expect(cancelled.message).toBe('No answer from the Agency Inbox service: the bid intent may already be cancelled. Check the bid intent before cancelling it again.');
+		for (const error of [sent, cancelled]) {
+			expect(error.httpCode).toBeNull();
+			expect(`${error.message} ${error.description}`).not.toMatch(/retry/i);
+		}
+	});
+
+	it('a write refused before it left (ECONNREFUSED) changed nothing; a read says how often it tried', () => {
+		const refused = toNodeApiError(node, { ...send, networkErrorCode: 'ECONNREFUSED', attempts: 1 });
+		expect(refused.message).toBe('Could not reach the Agency Inbox service');
+		expect(refused.description).toContain('did not reach the service, so nothing was changed');
+		const read = toNodeApiError(node, { method: 'GET', path: '/v1/agency', networkErrorCode: 'ECONNRESET', attempts: 4 });
+		expect(read.message).toBe('Could not reach the Agency Inbox service');
+		expect(read.description).toContain('(ECONNRESET, tried 4 times)');
+	});
+
+	it('an error raised inside n8n keeps its cause, even one that names an error code, and never the key', () => {
+		const bridge = toNodeApiError(node, { method: 'GET', path: '/v1/agency/proposals', cause: 'No bridge acquired for this context' });
+		expect(bridge.message).toBe('The request to the Agency Inbox service failed in n8n: No bridge acquired for this context');
+		expect(bridge.description).toContain('run the node again');
+		const withCode = toNodeApiError(node, { method: 'GET', path: '/v1/agency', cause: 'ENOENT: no such file, key sk-9' }, 'sk-9');
+		expect(withCode.message).toBe('The request to the Agency Inbox service failed in n8n: ENOENT: no such file, key ***');
+		const write = toNodeApiError(node, { ...send, cause: 'No bridge acquired for this context' });
+		expect(write.description).toContain('the message may already have been sent: check the room before sending it again');
+	});
+});
+
+describe('paths n8n would rewrite', () => {
+	it('finds "." and ".." segments, plain, percent-encoded or after a backslash', () => {
+		for (const path of ['/v1/agency/proposals/..', '/v1/bid-intents/.', '/v1/master-inbox/rooms/../stories', '/v1/x/%2e%2E', '/v1/x/.%2e/y', '/v1/x\\..\\y', '/v1/x/..?a=b']) {
+			expect({ path, rewritten: pathIsRewritten(path) }).toEqual({ path, rewritten: true });
+		}
+		for (const path of ['/v1/agency/proposals/...', '/v1/x/%252e%252e', '/v1/x/..%2Fagency', '/v1/x/%20..%20', '/v1/agency?x=..', '/v1/x#..']) {
+			expect({ path, rewritten: pathIsRewritten(path) }).toEqual({ path, rewritten: false });
+		}
+	});
+
+	it('the pipeline refuses such a path before it asks for credentials or sends anything', async () => {
+		const pipelineContext = {
+			getNode: () => node,
+			getCredentials: jest.fn(),
+			helpers: { httpRequestWithAuthentication: jest.fn() },
+		};
+		await expect(requestEnvelope(pipelineContext, { method: 'DELETE', url: '/v1/bid-intents/..' })).rejects.toBeInstanceOf(NodeOperationError);
+		expect(pipelineContext.getCredentials).not.toHaveBeenCalled();
+		expect(pipelineContext.helpers.httpRequestWithAuthentication).not.toHaveBeenCalled();
+	});
+});
+
 describe('sendThroughPipeline', () => {
 	const saved = { ...pipelineTiming, retryBackoffMs: [...pipelineTiming.retryBackoffMs] };
 	beforeEach(() => {
@@ -266,5 +326,16 @@ describe('sendThroughPipeline', () => {
 		await expect(sendThroughPipeline(context, dropped, request('DELETE'))).rejects.toBeInstanceOf(NodeApiError);
 		expect(send).toHaveBeenCalledTimes(1);
 		expect(dropped).toHaveBeenCalledTimes(1);
+	});
+
+	it('does not take an error raised inside n8n (or a Node ERR_ code) for a network error: no retry, cause kept', async () => {
+		const bridge = scripted(new Error('No bridge acquired for this context'), answer(200));
+		await expect(sendThroughPipeline(context, bridge, request('GET'))).rejects.toMatchObject({
+			message: 'The request to the Agency Inbox service failed in n8n: No bridge acquired for this context',
+		});
+		expect(bridge).toHaveBeenCalledTimes(1);
+		const invalidUrl = scripted(Object.assign(new TypeError('Invalid URL'), { code: 'ERR_INVALID_URL' }), answer(200));
+		await expect(sendThroughPipeline(context, invalidUrl, request('GET'))).rejects.toMatchObject({ message: expect.stringContaining('Invalid URL') });
+		expect(invalidUrl).toHaveBeenCalledTimes(1);
 	});
 });

@@ -126,6 +126,38 @@ describe('recovery', () => {
 		expect(await takeRequests(sandbox)).toHaveLength(1);
 	});
 
+	it.each([
+		['Send Message', sendMessage, 'POST', 'the message may already have been sent. Check the room before sending it again'],
+		['Bid Intent → Cancel', { resource: 'bidIntent', operation: 'cancel', bidIntentId: 'bid-001' }, 'DELETE', 'the bid intent may already be cancelled. Check the bid intent before cancelling it again'],
+	])('%s: a connection dropped after the request left is not sent again, and the error says the outcome is unknown', async (_, parameters, method, outcome) => {
+		await injectFault(sandbox, { kind: 'drop', method, pathPrefix: '/v1', afterProcessing: true });
+		const { error } = await runAgencyInbox(sandbox, parameters);
+		expect(error?.message).toBe(`No answer from the Agency Inbox service: ${outcome}.`);
+		expect(error?.description).toContain('ECONNRESET');
+		expect(error?.description).toContain('did not send it again');
+		// n8n's generic text for ECONNRESET would invite a retry.
+		expect(`${error?.message} ${error?.description}`).not.toMatch(/retry the request immediately/i);
+		expect((await takeRequests(sandbox)).map((request) => `${request.method} ${request.status}`)).toEqual([`${method} 0`]);
+	});
+
+	it('a write whose connection dropped was processed once: one message stored, one bid cancelled', async () => {
+		await injectFault(sandbox, { kind: 'drop', pathPrefix: '/v1', afterProcessing: true, count: 2 });
+		await runAgencyInbox(sandbox, sendMessage);
+		await runAgencyInbox(sandbox, { resource: 'bidIntent', operation: 'cancel', bidIntentId: 'bid-001' });
+		const { data: sent } = await control<{ data: unknown[] }>(sandbox, 'GET', 'messages');
+		expect(sent).toHaveLength(1);
+		const { data: intents } = await control<{ data: Array<{ id: string; status: string }> }>(sandbox, 'GET', 'bid-intents');
+		expect(intents.find((intent) => intent.id === 'bid-001')?.status).toBe('cancelled');
+	});
+
+	it('retries a read whose connection dropped', async () => {
+		await injectFault(sandbox, { kind: 'drop', pathPrefix: '/v1/agency', count: 2 });
+		const { error, items } = await runAgencyInbox(sandbox, { resource: 'agency', operation: 'get' });
+		expect(error).toBeUndefined();
+		expect(items).toHaveLength(1);
+		expect((await takeRequests(sandbox)).map((request) => request.status)).toEqual([0, 0, 200]);
+	});
+
 	it('sends a message again after a 429, which proves it was not processed', async () => {
 		await injectFault(sandbox, { method: 'POST', pathPrefix: '/v1/master-inbox/rooms', status: 429, retryAfter: 1 });
 		const result = await runAgencyInbox(sandbox, sendMessage);
@@ -197,6 +229,13 @@ describe('errors', () => {
 		expect(error?.description).toContain('sent 4 times');
 	});
 
+	it('an error raised inside n8n keeps its cause in the message and is not taken for a network error', async () => {
+		const { error } = await runAgencyInbox(sandbox, { resource: 'agency', operation: 'get' }, { credential: credentialFor(sandbox, { baseUrl: 'ftp://127.0.0.1/service' }) });
+		expect(error?.message).toBe('The request to the Agency Inbox service failed in n8n: Unsupported protocol ftp:');
+		expect(error?.description).toContain('Base URL');
+		expect(await takeRequests(sandbox)).toEqual([]);
+	});
+
 	it('Continue On Fail: one error item for the failed input, the others still run', async () => {
 		const result = await runAgencyInbox(
 			sandbox,
@@ -233,5 +272,53 @@ describe('bad inputs are rejected before any request', () => {
 		const { error } = await runAgencyInbox(sandbox, parameters);
 		expect(error?.message).toContain(message);
 		expect(await takeRequests(sandbox)).toEqual([]);
+	});
+
+	// Without the check, n8n's HTTP client resolves these: GET /v1/agency/, DELETE /v1/, POST /v1/master-inbox/stories.
+	it.each([
+		['Proposal → Get, ".." by ID', { resource: 'proposal', operation: 'get', proposalId: byId('..') }, 'Proposal ".." is not an ID'],
+		['Proposal → Get, "." from the list', { resource: 'proposal', operation: 'get', proposalId: { __rl: true, mode: 'list', value: '.' } }, 'Proposal "." is not an ID'],
+		['Bid Intent → Cancel, ".." mapped by an expression', { resource: 'bidIntent', operation: 'cancel', bidIntentId: '={{ $json.id }}' }, 'Bid Intent ID ".." is not an ID'],
+		['Send Message, room ".."', { ...sendMessage, roomId: byId('..') }, 'Room ".." is not an ID'],
+		['Message → Get Many, room "." from an expression', { resource: 'message', operation: 'getAll', roomId: byId('={{ $json.id.slice(1) }}'), limit: 5 }, 'Room "." is not an ID'],
+		['Message → Get Many, room [".."] (an array, as encodeURIComponent reads it)', { resource: 'message', operation: 'getAll', roomId: byId('={{ [$json.id] }}'), limit: 5 }, 'Room ".." is not an ID'],
+	])('%s: refused, the sandbox sees no request', async (_, parameters, message) => {
+		await takeRequests(sandbox);
+		const { error } = await runAgencyInbox(sandbox, parameters, { inputItems: [{ id: '..' }] });
+		expect(error?.message).toBe(`${message}: nothing was sent`);
+		expect(error?.description).toContain('another endpoint');
+		expect(await takeRequests(sandbox)).toEqual([]);
+	});
+
+	it('Continue On Fail: a dot ID fails its own item only', async () => {
+		await takeRequests(sandbox);
+		const result = await runAgencyInbox(
+			sandbox,
+			{ resource: 'proposal', operation: 'get', proposalId: byId('={{ $json.id }}') },
+			{ continueOnFail: true, inputItems: [{ id: '..' }, { id: 'prop-0001' }, { id: '.' }] },
+		);
+		expect(result.items.map((item) => item.error?.message ?? (item.json.proposal as { uid: string }).uid)).toEqual([
+			'Proposal ".." is not an ID: nothing was sent',
+			'prop-0001',
+			'Proposal "." is not an ID: nothing was sent',
+		]);
+		expect((await takeRequests(sandbox)).map((request) => request.path)).toEqual(['/v1/agency/proposals/prop-0001']);
+	});
+
+	it('IDs that only look like dots are sent as one segment: "%2e%2e", "...", "../agency", " .. "', async () => {
+		await takeRequests(sandbox);
+		const ids = ['%2e%2e', '...', '../agency', ' .. '];
+		const result = await runAgencyInbox(
+			sandbox,
+			{ resource: 'proposal', operation: 'get', proposalId: byId('={{ $json.id }}') },
+			{ continueOnFail: true, inputItems: ids.map((id) => ({ id })) },
+		);
+		expect(result.items.map((item) => item.error?.description)).toEqual(ids.map((id) => `No proposal with ID "${id}" exists for this agency. Check the ID, or pick the proposal from the list.`));
+		expect((await takeRequests(sandbox)).map((request) => request.path)).toEqual([
+			'/v1/agency/proposals/%252e%252e',
+			'/v1/agency/proposals/...',
+			'/v1/agency/proposals/..%2Fagency',
+			'/v1/agency/proposals/%20..%20',
+		]);
 	});
 });
