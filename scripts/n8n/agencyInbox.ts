@@ -33,6 +33,39 @@ export const NODE_TYPES = {
  */
 export const SAMPLE_CREDENTIAL = { id: 'agencyInboxCred1', name: 'Agency Inbox account', type: 'agencyInboxApi' } as const;
 
+/**
+ * A workflow of Agency Inbox action nodes (name → parameters), all fed by one Manual Trigger so
+ * `n8n execute` can run it, each set to continue on fail so that one failing node does not stop the others.
+ */
+export function actionNodesWorkflow(workflow: {
+	id: string;
+	name: string;
+	nodes: Array<[string, Record<string, unknown>]>;
+	settings?: object;
+}): WorkflowToImport {
+	const nodeId = (index: number) => `e2e00000-0000-4000-8000-${String(index).padStart(12, '0')}`;
+	const credentials = { [SAMPLE_CREDENTIAL.type]: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } };
+	return {
+		id: workflow.id,
+		name: workflow.name,
+		nodes: [
+			{ id: nodeId(0), name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+			...workflow.nodes.map(([name, parameters], index) => ({
+				id: nodeId(index + 1),
+				name,
+				type: NODE_TYPES.action,
+				typeVersion: 1,
+				position: [300, index * 120],
+				parameters,
+				credentials,
+				onError: 'continueRegularOutput',
+			})),
+		],
+		connections: { Start: { main: [workflow.nodes.map(([name]) => ({ node: name, type: 'main', index: 0 }))] } },
+		settings: { executionOrder: 'v1', ...workflow.settings },
+	};
+}
+
 /** The sandbox origin written in the sample workflows (the CRM URL); `npm start` serves the sandbox there. */
 export const SAMPLE_SANDBOX_ORIGIN = 'http://127.0.0.1:5680';
 export const SAMPLE_SANDBOX_PORT = 5680;

@@ -9,8 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import {
-	NODE_TYPES,
-	SAMPLE_CREDENTIAL,
+	actionNodesWorkflow,
 	buildPackage,
 	installIntoN8n,
 	loadSampleWorkflows,
@@ -29,7 +28,6 @@ const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
 /** The e2e proposal trigger polls every 3 s instead of every minute. */
 const E2E_POLL_TIMES = pollEverySeconds(3);
-const CREDENTIAL_REF = { agencyInboxApi: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } };
 const WORKFLOW_IDS = { crm: 'aiSampleCrmFlow1', chat: 'aiSampleChatFlw1', bid: 'aiSampleBidFlow1', operations: 'e2eOperations001' };
 
 interface RequestRecord {
@@ -73,29 +71,13 @@ function operationsWorkflow(sendRoomId: string, sendFreelancerUid: string, cance
 		],
 		['Cancel Bid Intent', { resource: 'bidIntent', operation: 'cancel', bidIntentId: cancelBidId }],
 	];
-	const nodes: object[] = [
-		{ id: 'e2e00000-0000-4000-8000-000000000000', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-	];
-	operations.forEach(([name, parameters], index) => {
-		nodes.push({
-			id: `e2e00000-0000-4000-8000-0000000000${String(index + 1).padStart(2, '0')}`,
-			name,
-			type: NODE_TYPES.action,
-			typeVersion: 1,
-			position: [300, index * 120],
-			parameters,
-			credentials: CREDENTIAL_REF,
-			onError: 'continueRegularOutput',
-		});
-	});
-	return {
+	return actionNodesWorkflow({
 		id: WORKFLOW_IDS.operations,
 		name: 'E2E: every operation of the Agency Inbox node',
-		nodes,
-		connections: { Start: { main: [operations.map(([name]) => ({ node: name, type: 'main', index: 0 }))] } },
+		nodes: operations,
 		// A zone other than the machine's and n8n's default, to see dateTime fields converted.
-		settings: { executionOrder: 'v1', timezone: 'Europe/Berlin' },
-	};
+		settings: { timezone: 'Europe/Berlin' },
+	});
 }
 
 describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
