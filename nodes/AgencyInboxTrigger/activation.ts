@@ -13,7 +13,8 @@ function statusOf(error: unknown): number | undefined {
 	return Number.isInteger(status) && status > 0 ? status : undefined;
 }
 
-function reachabilityProblem(status: number | undefined): string {
+/** What went wrong, per status; without one, the pipeline's own message (a network error or an n8n-internal cause). */
+function reachabilityProblem(status: number | undefined, message: string): string {
 	switch (status) {
 		case 401:
 			return 'no API key reached the service (HTTP 401). Paste the key from Integrations into API Key.';
@@ -22,7 +23,7 @@ function reachabilityProblem(status: number | undefined): string {
 		case 404:
 			return 'nothing answers at the Base URL (HTTP 404). It must be the API host followed by /service.';
 		case undefined:
-			return 'the service could not be reached at the Base URL. Check the Base URL and that the service is up.';
+			return `GET /v1/agency failed: ${message.replace(/\.$/, '')}. Check the Base URL and that the service is up.`;
 		default:
 			return `the service answered GET /v1/agency with HTTP ${status}.`;
 	}
@@ -35,7 +36,7 @@ async function assertServiceReachable(this: IHookFunctions): Promise<void> {
 	} catch (error) {
 		throw new NodeOperationError(
 			this.getNode(),
-			`Cannot activate the Agency Inbox Trigger: ${reachabilityProblem(statusOf(error))}`,
+			`Cannot activate the Agency Inbox Trigger: ${reachabilityProblem(statusOf(error), (error as Error).message)}`,
 		);
 	}
 }

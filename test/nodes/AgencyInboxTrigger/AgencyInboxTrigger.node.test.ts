@@ -318,7 +318,7 @@ describe('Agency Inbox Trigger: activation', () => {
 		await expect(refused).rejects.toThrow(/rejected the API key \(HTTP 403\)/);
 		await expect(refused).rejects.not.toThrow(/sandbox-key-1/);
 		await expect(activate(triggerWith({}, { ...secrets, baseUrl: 'http://127.0.0.1:9/service' }))).rejects.toThrow(
-			/could not be reached/,
+			/GET \/v1\/agency failed: Could not reach the Agency Inbox service\. Check the Base URL/,
 		);
 	});
 
