@@ -18,6 +18,7 @@ import {
 	publishWorkflow,
 	startN8n,
 } from './harness';
+import { writeCommunityPackage, webhookTriggerSource } from './generatedPackage';
 import { DEFAULT_N8N_VERSION } from './install';
 
 const PROBE_PACKAGE = 'n8n-nodes-harness-probe';
@@ -52,30 +53,6 @@ class HarnessProbe {
 exports.HarnessProbe = HarnessProbe;
 `;
 
-/** A webhook trigger like ours: without `isFullPath`, n8n serves it on /webhook/<webhookId>/<path>. */
-const PROBE_TRIGGER_SOURCE = `'use strict';
-class HarnessProbeTrigger {
-	constructor() {
-		this.description = {
-			displayName: 'Harness Probe Trigger',
-			name: 'harnessProbeTrigger',
-			group: ['trigger'],
-			version: 1,
-			description: 'Starts the workflow on a POST, to prove the harness serves community webhooks',
-			defaults: { name: 'Harness Probe Trigger' },
-			inputs: [],
-			outputs: ['main'],
-			webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'lastNode', path: 'delivery' }],
-			properties: [],
-		};
-	}
-	async webhook() {
-		return { workflowData: [[{ json: { body: this.getBodyData() } }]] };
-	}
-}
-exports.HarnessProbeTrigger = HarnessProbeTrigger;
-`;
-
 const PROBE_CREDENTIAL_SOURCE = `'use strict';
 class HarnessProbeApi {
 	constructor() {
@@ -88,34 +65,24 @@ exports.HarnessProbeApi = HarnessProbeApi;
 `;
 
 async function writeProbePackage(packageDir: string): Promise<void> {
-	const files: Record<string, string> = {
-		'package.json': JSON.stringify(
-			{
-				name: PROBE_PACKAGE,
-				version: '0.0.1',
-				keywords: ['n8n-community-node-package'],
-				license: 'MIT',
-				files: ['dist'],
-				n8n: {
-					n8nNodesApiVersion: 1,
-					credentials: ['dist/credentials/HarnessProbeApi.credentials.js'],
-					nodes: ['dist/nodes/HarnessProbe/HarnessProbe.node.js', 'dist/nodes/HarnessProbeTrigger/HarnessProbeTrigger.node.js'],
-				},
-				peerDependencies: { 'n8n-workflow': '*' },
-			},
-			null,
-			'\t',
-		),
-		'dist/nodes/HarnessProbe/HarnessProbe.node.js': PROBE_NODE_SOURCE,
-		'dist/nodes/HarnessProbeTrigger/HarnessProbeTrigger.node.js': PROBE_TRIGGER_SOURCE,
-		'dist/credentials/HarnessProbeApi.credentials.js': PROBE_CREDENTIAL_SOURCE,
+	await writeCommunityPackage(packageDir, {
+		name: PROBE_PACKAGE,
+		nodes: {
+			HarnessProbe: PROBE_NODE_SOURCE,
+			// A webhook trigger like ours: without `isFullPath`, n8n serves it on /webhook/<webhookId>/<path>.
+			HarnessProbeTrigger: webhookTriggerSource({
+				className: 'HarnessProbeTrigger',
+				name: 'harnessProbeTrigger',
+				displayName: 'Harness Probe Trigger',
+				description: 'Starts the workflow on a POST, to prove the harness serves community webhooks',
+				path: 'delivery',
+				responseMode: 'lastNode',
+			}),
+		},
+		credentials: { HarnessProbeApi: PROBE_CREDENTIAL_SOURCE },
 		// Not listed in `files`: proves only what the package ships reaches n8n.
-		'src/unshipped.txt': 'must not be installed\n',
-	};
-	for (const [file, content] of Object.entries(files)) {
-		await fs.mkdir(path.dirname(path.join(packageDir, file)), { recursive: true });
-		await fs.writeFile(path.join(packageDir, file), content);
-	}
+		otherFiles: { 'src/unshipped.txt': 'must not be installed\n' },
+	});
 }
 
 const manualWorkflow = {
