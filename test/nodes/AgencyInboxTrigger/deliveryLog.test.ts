@@ -51,6 +51,15 @@ describe('DeliveryLog', () => {
 		expect(JSON.stringify(log.buckets)).toBe(before);
 	});
 
+	it('does not take back ids that expired while another process still stored them', () => {
+		const elsewhere = new DeliveryLog();
+		elsewhere.add('msg_old', now - DELIVERY_MEMORY_MS - 2 * HOUR);
+		const log = new DeliveryLog();
+		log.absorb(JSON.parse(JSON.stringify(elsewhere.buckets)), now);
+		expect(log.has('msg_old')).toBe(false);
+		expect(log.buckets).toEqual({});
+	});
+
 	it('ignores stored values of another shape', () => {
 		const log = new DeliveryLog();
 		for (const junk of [null, 'text', 42, { notAnHour: 'abcdefgh' }, [['id', 'not a time']]]) log.absorb(junk, now);
