@@ -1,7 +1,7 @@
 /** Changes to the data that control endpoints and the simulator apply: client activity, new proposals and bids. */
 import { BadRequest } from './http';
 import { appendStory } from './routes';
-import { buildBidIntent, buildProposal } from './seed';
+import { buildBidIntent, buildProposal, memberAsUser } from './seed';
 import type { SandboxCore } from './core';
 import type { BidIntent, ChatRoom, ProposalRecord, ResultType, Story } from './types';
 
@@ -55,7 +55,7 @@ function appendResult(core: SandboxCore, body: Record<string, unknown>, type: Re
 	record.proposal.results.push({ timeStamp: at, type });
 	record.proposal.updatedAt = at;
 	if (type === 'HIRED') record.proposal.status = 'ACTIVE';
-	if (type === 'CLIENT_REPLIED') {
+	if (type === 'CLIENT_REPLIED' && record.proposal.chatRoomId !== null) {
 		const room = findRoom(core, record.proposal.chatRoomId);
 		appendStory(core.state, room, clientOf(room), core.rng.pick(CLIENT_TEXTS), core.clock.nowIso());
 	}
@@ -80,24 +80,31 @@ function newProposal(core: SandboxCore): ProposalRecord {
 	const number = ++state.counters.proposal;
 	const room = state.rooms[(number - 1) % state.rooms.length];
 	const managers = state.members.filter((m) => m.role === 'business_manager');
+	const authorized = state.members.filter((m) => !state.unauthorizedFreelancers.includes(m.uid));
+	const freelancer = authorized[number % authorized.length];
 	const record = buildProposal(rng, {
 		number,
 		createdMs: nowMs,
 		updatedMs: nowMs,
 		results: [],
 		status: 'SUBMITTED',
-		freelancer: state.members[number % state.members.length],
+		freelancer,
 		manager: managers[number % managers.length],
-		room: { room, client: { organization: { id: room.organization?.id ?? `org-${number}` }, country: rng.int(0, 9) } },
+		room: { roomId: room.roomId, topic: room.topic, client: { organization: { id: room.organization?.id ?? `org-${number}` }, country: rng.int(0, 9) } },
 	});
 	state.proposals.push(record);
+	// The proposal's freelancer takes part in its room, as the seeded ones do.
+	if (!room.roomUsers.some((p) => p.user.id === freelancer.uid)) {
+		room.roomUsers.push({ user: memberAsUser(freelancer), organization: room.roomUsers.find((p) => p.role === 'freelancer')?.organization ?? null, role: 'freelancer' });
+		room.numUsers = room.roomUsers.length;
+	}
 	return record;
 }
 
 /** A message from the room's client; fires chat.message.sent. */
 function clientMessage(core: SandboxCore, body: Record<string, unknown>): Story & { roomId: string } {
 	const roomId = stringField(body, 'roomId');
-	const room = roomId !== undefined ? findRoom(core, roomId) : core.rng.pick(core.state.rooms);
+	const room = roomId !== undefined ? findRoom(core, roomId) : core.rng.pick(core.state.rooms.filter((r) => r.vendorProposal !== null));
 	const text = stringField(body, 'text') ?? core.rng.pick(CLIENT_TEXTS);
 	const story = appendStory(core.state, room, clientOf(room), text, core.clock.nowIso());
 	core.webhooks.fire('chat.message.sent', chatMessagePayload(core, room, text));

@@ -76,14 +76,32 @@ interface ClientSeed {
 	country: number;
 }
 
-function buildClient(rng: Random, roomIndex: number): ClientSeed {
-	const id = `client-${pad(roomIndex, 3)}`;
-	const name = `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}`;
-	return {
-		user: { id, nid: null, rid: null, name, photoUrl: photoUrl(id) },
-		organization: { id: `org-${pad(roomIndex, 3)}`, name: `${name.split(' ')[1]} ${rng.pick(['Labs', 'Studio', 'GmbH', 'Inc', 'Ltd'])}`, type: rng.chance(0.7) ? 'BUSINESS' : 'SOLE_PROPRIETOR', photoUrl: null },
-		country: rng.int(0, COUNTRIES.length - 1),
-	};
+/** Fewer clients than rooms (a client has one room per job); every eighth client shares a name with another. */
+const CLIENT_COUNT = 24;
+
+function buildClients(rng: Random): ClientSeed[] {
+	const clients: ClientSeed[] = [];
+	for (let k = 1; k <= CLIENT_COUNT; k++) {
+		const id = `client-${pad(k, 3)}`;
+		const name = k % 8 === 0 ? (clients[k - 8].user.name as string) : `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}`;
+		clients.push({
+			user: { id, nid: null, rid: null, name, photoUrl: photoUrl(id) },
+			organization: { id: `org-${pad(k, 3)}`, name: `${name.split(' ')[1]} ${rng.pick(['Labs', 'Studio', 'GmbH', 'Inc', 'Ltd'])}`, type: rng.chance(0.7) ? 'BUSINESS' : 'SOLE_PROPRIETOR', photoUrl: null },
+			country: rng.int(0, COUNTRIES.length - 1),
+		});
+	}
+	return clients;
+}
+
+/** What a room is about, decided before proposals link to it. */
+interface RoomPlan {
+	roomId: string;
+	client: ClientSeed;
+	topic: string;
+}
+
+function planRooms(rng: Random, clients: ClientSeed[]): RoomPlan[] {
+	return Array.from({ length: ROOM_COUNT }, (_, i) => ({ roomId: `room-${pad(i + 1, 3)}`, client: clients[i % clients.length], topic: rng.pick(JOB_TOPICS) }));
 }
 
 interface RoomSeed {
@@ -92,16 +110,20 @@ interface RoomSeed {
 	client: ClientSeed;
 }
 
-function buildRooms(rng: Random, members: Member[], unauthorized: string[], nextStoryId: () => string): RoomSeed[] {
-	const authorized = members.filter((m) => !unauthorized.includes(m.uid));
-	return Array.from({ length: ROOM_COUNT }, (_, i) => {
-		const roomId = `room-${pad(i + 1, 3)}`;
-		const client = buildClient(rng, i + 1);
+/**
+ * Rooms as the spec leaves them open: the client's name as the room name (repeated across a client's
+ * rooms and between clients of the same name), the agency members of every proposal linked to the
+ * room (often several), sometimes an unauthorized member too, and an owner that is the client, null
+ * or one of the agency members, in turn.
+ */
+function buildRooms(rng: Random, plans: RoomPlan[], proposals: ProposalRecord[], members: Member[], unauthorized: string[], nextStoryId: () => string): RoomSeed[] {
+	return plans.map((plan, i) => {
+		const { roomId, client, topic } = plan;
 		const agencyOrg = { id: 'org-agency', name: 'Northwind Digital Agency', type: 'BUSINESS', photoUrl: null };
-		// At least one authorized member per room, so Send Message from it works; some rooms add an unauthorized one.
-		const roomMembers = [authorized[i % authorized.length]];
-		if (i % 4 === 1) roomMembers.push(authorized[(i + 3) % authorized.length]);
-		if (i % 10 === 2) roomMembers.push(...members.filter((m) => unauthorized.includes(m.uid)));
+		const linked = proposals.filter((p) => p.proposal.chatRoomId === roomId);
+		const roomMembers = members.filter((m) => linked.some((p) => p.freelancer.uid === m.uid));
+		if (roomMembers.length === 0) roomMembers.push(members[i % (members.length - unauthorized.length)]);
+		if (i % 10 === 2) roomMembers.push(...members.filter((m) => unauthorized.includes(m.uid) && !roomMembers.includes(m)));
 		const clientParticipant: Participant = { user: client.user, organization: client.organization, role: 'client' };
 		const memberParticipants: Participant[] = roomMembers.map((m) => ({ user: memberAsUser(m), organization: agencyOrg, role: 'freelancer' }));
 		const createdMs = SEED_HISTORY_END_MS - (SEED_HISTORY_DAYS - i * 3) * DAY_MS;
@@ -123,10 +145,10 @@ function buildRooms(rng: Random, members: Member[], unauthorized: string[], next
 				attachments: rng.chance(0.1) ? [{ objectReferenceId: `file-${rng.hex(8)}`, objectType: 'FILE', metadata: [{ key: 'fileName', value: 'brief.pdf' }] }] : [],
 			});
 		}
-		const topic = rng.pick(JOB_TOPICS);
+		const first = linked[0];
 		const room: ChatRoom = {
 			roomId,
-			roomName: `${client.organization.name}: ${topic}`,
+			roomName: client.user.name,
 			topic,
 			roomType: i % 7 === 0 ? 'GROUP' : i % 5 === 0 ? 'INTERVIEW' : 'ONE_ON_ONE',
 			roomUsers: [clientParticipant, ...memberParticipants],
@@ -134,8 +156,8 @@ function buildRooms(rng: Random, members: Member[], unauthorized: string[], next
 			unreadCount: rng.int(0, 4),
 			organization: client.organization,
 			creator: clientParticipant,
-			owner: memberParticipants[0],
-			vendorProposal: null,
+			owner: i % 3 === 0 ? clientParticipant : i % 3 === 1 ? null : memberParticipants[memberParticipants.length - 1],
+			vendorProposal: first ? { id: first.proposal.uid, userId: first.freelancer.uid, marketplaceJobPostingId: first.job.uid } : null,
 			contract: null,
 			contractId: null,
 			roomNote: i % 6 === 0 ? 'Follow up next week.' : null,
@@ -172,9 +194,10 @@ export function applyLastStory(room: ChatRoom, story: Story, author?: User): voi
 	room.lastStoryAt = story.createdAt;
 }
 
-/** The room a proposal's chat lives in, and the client behind it. */
+/** The room a proposal's chat lives in (null: no chat yet), its topic, and the client behind it. */
 export interface ProposalRoomLink {
-	room: ChatRoom;
+	roomId: string | null;
+	topic: string | null;
 	client: { organization: { id: string }; country: number };
 }
 
@@ -191,7 +214,7 @@ export interface ProposalInputs {
 
 export function buildProposal(rng: Random, input: ProposalInputs): ProposalRecord {
 	const uid = proposalId(input.number);
-	const topic = input.room.room.topic ?? rng.pick(JOB_TOPICS);
+	const topic = input.room.topic ?? rng.pick(JOB_TOPICS);
 	const jobUid = `job-${pad(input.number, 4)}`;
 	const hourly = rng.chance(0.5);
 	const jobCreatedMs = input.createdMs - rng.int(1, 48) * 3_600_000;
@@ -215,7 +238,7 @@ export function buildProposal(rng: Random, input: ProposalInputs): ProposalRecor
 			bidDecisionResult: { shouldApply: true, reasons: ['Skills match', 'Client has verified payment'], prompt: 'Should we apply to this job?' },
 			crmOne: { contactId: `c1-${rng.hex(8)}`, dealId: `d1-${rng.hex(8)}`, leadId: `l1-${rng.hex(8)}` },
 			crmTwo: { contactId: rng.int(1000, 99999), leadId: `l2-${rng.hex(8)}`, dealId: rng.int(1000, 99999) },
-			chatRoomId: input.room.room.roomId,
+			chatRoomId: input.room.roomId,
 		},
 		freelancer: { uid: input.freelancer.uid, name: input.freelancer.name },
 		manager: { uid: input.manager.uid, name: input.manager.name },
@@ -267,7 +290,8 @@ export function buildProposal(rng: Random, input: ProposalInputs): ProposalRecor
 
 const PROPOSAL_STATUSES = ['SUBMITTED', 'ACTIVE', 'ARCHIVED'];
 
-function buildProposals(rng: Random, count: number, members: Member[], rooms: RoomSeed[]): ProposalRecord[] {
+function buildProposals(rng: Random, count: number, members: Member[], unauthorized: string[], rooms: RoomPlan[]): ProposalRecord[] {
+	const authorized = members.filter((m) => !unauthorized.includes(m.uid));
 	const managers = members.filter((m) => m.role === 'business_manager');
 	const spanMs = SEED_HISTORY_DAYS * DAY_MS;
 	const records: ProposalRecord[] = [];
@@ -286,8 +310,12 @@ function buildProposals(rng: Random, count: number, members: Member[], rooms: Ro
 		lastMs = Math.min(lastMs, SEED_HISTORY_END_MS - 1);
 		const updatedMs = predatesUpdatedAt ? null : lastMs + (results.length === 0 && rng.chance(0.5) ? 0 : rng.int(0, 3600) * 1000);
 		const status = results.some((r) => r.type === 'HIRED') ? 'ACTIVE' : i % 11 === 0 ? 'ARCHIVED' : PROPOSAL_STATUSES[0];
-		const freelancer = members[i % members.length];
-		records.push(buildProposal(rng, { number: i + 1, createdMs, updatedMs: updatedMs === null ? null : Math.min(updatedMs, SEED_HISTORY_END_MS - 1), results, status, freelancer, manager: managers[i % managers.length], room: rooms[i % rooms.length] }));
+		// Proposals are sent by authorized members. Each of the first ROOM_COUNT proposals has its room; of
+		// the later ones every fourth has no chat room (the client never wrote).
+		const freelancer = authorized[i % authorized.length];
+		const plan = rooms[i % rooms.length];
+		const room: ProposalRoomLink = { roomId: i >= rooms.length && i % 4 === 3 ? null : plan.roomId, topic: plan.topic, client: plan.client };
+		records.push(buildProposal(rng, { number: i + 1, createdMs, updatedMs: updatedMs === null ? null : Math.min(updatedMs, SEED_HISTORY_END_MS - 1), results, status, freelancer, manager: managers[i % managers.length], room }));
 	}
 	shareSomeUpdatedAtValues(records);
 	return records;
@@ -351,13 +379,10 @@ export function seedState(seed: number, proposalCount: number): SandboxState {
 	const rng = new Random(seed);
 	const members = buildMembers(rng);
 	const unauthorizedFreelancers = [members[members.length - 1].uid];
+	const plans = planRooms(rng, buildClients(rng));
+	const proposals = buildProposals(rng, proposalCount, members, unauthorizedFreelancers, plans);
 	let storyCounter = 0;
-	const rooms = buildRooms(rng, members, unauthorizedFreelancers, () => storyId(++storyCounter));
-	const proposals = buildProposals(rng, proposalCount, members, rooms);
-	for (const [i, seeded] of rooms.entries()) {
-		const linked = proposals[i];
-		if (linked) seeded.room.vendorProposal = { id: linked.proposal.uid, userId: linked.freelancer.uid, marketplaceJobPostingId: linked.job.uid };
-	}
+	const rooms = buildRooms(rng, plans, proposals, members, unauthorizedFreelancers, () => storyId(++storyCounter));
 	return {
 		agency: { uid: 'agency-001', name: 'Northwind Digital Agency', description: 'A remote agency building automations, integrations and web apps.', timezone: 'Europe/Berlin', connectsBalance: 420 + rng.int(0, 200) },
 		members,

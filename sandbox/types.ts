@@ -72,7 +72,8 @@ export interface ProposalRecord {
 		bidDecisionResult: { shouldApply: boolean; reasons: string[]; prompt: string };
 		crmOne: { contactId: string; dealId: string; leadId: string };
 		crmTwo: { contactId: number; leadId: string; dealId: number };
-		chatRoomId: string;
+		/** Null for a proposal without a chat room (the spec does not say whether it may be absent or null). */
+		chatRoomId: string | null;
 	};
 	freelancer: { uid: string; name: string };
 	manager: { uid: string; name: string };

@@ -63,7 +63,7 @@ describe(`IDs that are not path segments, and writes whose connection drops, in 
 		const workflow = actionNodesWorkflow({
 			id: WORKFLOW_ID,
 			name: 'E2E: path segments and writes with unknown outcome',
-			nodes: nodesUnderTest(roomId, room.owner!.user.id, bidIntentId),
+			nodes: nodesUnderTest(roomId, room.vendorProposal!.userId, bidIntentId),
 		});
 		await installIntoN8n({ userFolder, n8nVersion, credentials: [sandboxCredential(sandbox, 600)], workflows: [workflow], publish: [] });
 

@@ -109,7 +109,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 		const room = sandbox.state.rooms[0];
 		const scheduledBid = sandbox.state.bidIntents.find((intent) => intent.status === 'scheduled')!;
 		cancelledBidId = scheduledBid.id;
-		const operations = operationsWorkflow(room.roomId, room.owner!.user.id, cancelledBidId);
+		const operations = operationsWorkflow(room.roomId, room.vendorProposal!.userId, cancelledBidId);
 
 		let stepAt = Date.now();
 		await installIntoN8n({
@@ -193,7 +193,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 			const room = sandbox.state.rooms[0];
 			const messages = await sandboxGet<SentMessage[]>('messages');
 			expect(messages.filter((message) => message.message === 'Hello from the end-to-end test')).toEqual([
-				expect.objectContaining({ roomId: room.roomId, freelancerUid: room.owner!.user.id }),
+				expect.objectContaining({ roomId: room.roomId, freelancerUid: room.vendorProposal!.userId }),
 			]);
 			const cancelled = outputOf('Cancel Bid Intent')[0];
 			expect(cancelled).toMatchObject({ success: true });
@@ -251,28 +251,41 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 			await sleep(2_000);
 		}
 
-		async function expectOneReplyFromTheOwner(roomId: string): Promise<void> {
+		/**
+		 * One reply, sent as the freelancer of the proposal the event names (the sandbox's event carries
+		 * the room's vendorProposal), whoever owns the room (the client, nobody, or another member), and
+		 * without the client's name in it.
+		 */
+		async function expectOneReplyFromTheProposalsFreelancer(roomId: string): Promise<void> {
 			const room = sandbox.state.rooms.find((candidate) => candidate.roomId === roomId)!;
-			expect({ roomId, replyFrom: (await replies(roomId)).map((reply) => reply.freelancerUid) }).toEqual({ roomId, replyFrom: [room.owner!.user.id] });
+			const proposal = sandbox.state.proposals.find((record) => record.proposal.uid === room.vendorProposal!.id)!;
+			const found = await replies(roomId);
+			expect({ roomId, replyFrom: found.map((reply) => reply.freelancerUid) }).toEqual({ roomId, replyFrom: [proposal.freelancer.uid] });
+			const client = room.roomUsers.find((participant) => participant.role === 'client')!.user.name!;
+			expect(found[0].message).not.toContain(client);
 		}
 
 		it('answers a client message once when the service re-delivers it', async () => {
 			const roomId = sandbox.state.rooms[2].roomId;
 			await messagesDeliveredTwiceAndReplayed([roomId]);
-			await expectOneReplyFromTheOwner(roomId);
+			await expectOneReplyFromTheProposalsFreelancer(roomId);
 		}, 60_000);
 
 		it('answers each of several simultaneous client messages once when the service re-delivers them', async () => {
-			const roomIds = [sandbox.state.rooms[3].roomId, sandbox.state.rooms[4].roomId, sandbox.state.rooms[7].roomId];
+			const roomIds = [sandbox.state.rooms[3].roomId, sandbox.state.rooms[4].roomId, sandbox.state.rooms[8].roomId];
+			// Owned by the client, by nobody, and by an agency member who is not the proposal's freelancer.
+			expect([3, 4, 8].map((i) => sandbox.state.rooms[i].owner?.role ?? null)).toEqual(['client', null, 'freelancer']);
+			expect(sandbox.state.rooms[8].owner!.user.id).not.toBe(sandbox.state.rooms[8].vendorProposal!.userId);
 			await messagesDeliveredTwiceAndReplayed(roomIds);
-			for (const roomId of roomIds) await expectOneReplyFromTheOwner(roomId);
+			for (const roomId of roomIds) await expectOneReplyFromTheProposalsFreelancer(roomId);
 		}, 60_000);
 
 		it('starts a run for a signed webhook into the production URL and none for a badly signed one', async () => {
 			const url = chatWebhook().productionUrl;
 			const [signedRoom, forgedRoom] = [sandbox.state.rooms[5].roomId, sandbox.state.rooms[6].roomId];
 			const executionsBefore = (await listExecutions(n8n!.url, n8n!.restHeaders, WORKFLOW_IDS.chat)).length;
-			const event = (roomId: string) => ({ proposal: { uid: '' }, message: { text: 'Are you available?' }, chat: { id: roomId } });
+			const proposalOf = (roomId: string) => sandbox.state.rooms.find((room) => room.roomId === roomId)!.vendorProposal!.id;
+			const event = (roomId: string) => ({ proposal: { uid: proposalOf(roomId) }, message: { text: 'Are you available?' }, chat: { id: roomId } });
 
 			const forged = signedDelivery(url, 'whsec_' + Buffer.from('not the signing secret').toString('base64'), 'chat.message.sent', event(forgedRoom));
 			const forgedAnswer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...forged.headers }, body: forged.body });

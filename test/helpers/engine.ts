@@ -437,8 +437,9 @@ export class TriggerWorkflow {
 		return await this.nodeType.webhook!.call(context);
 	}
 
-	/** A resource locator's search method, as the editor calls it. */
+	/** A resource locator's search method, as the editor calls it (with the node's current parameters). */
 	async listSearch(method: string, filter?: string, paginationToken?: string) {
+		this.additionalData.currentNodeParameters = this.node.parameters;
 		const context = new LoadOptionsContext(this.workflow, this.node, this.additionalData, '');
 		const search = this.nodeType.methods?.listSearch?.[method];
 		if (!search) throw new Error(`No list search method ${method}`);

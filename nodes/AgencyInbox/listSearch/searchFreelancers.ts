@@ -1,27 +1,77 @@
-import type { ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
+import type { IDataObject, ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
 
-import { agencyInboxApiRequest } from '../../shared/transport';
+import { agencyInboxApiPaginate, agencyInboxApiRequest, nextCursorToFollow } from '../../shared/transport';
+import { listLabel } from './labels';
 import { matchesFilter } from './matchesFilter';
+import type { RoomSummary } from './searchRooms';
 
 interface MemberSummary {
 	uid: string;
 	name?: string;
+	role?: string;
 }
 
-/** Agency members for the Freelancer locator; the filter applies to names and IDs. */
+function memberListItem(member: MemberSummary): INodeListSearchItems {
+	return { name: listLabel([member.name, member.role], member.uid), value: member.uid };
+}
+
+/** The room chosen in the Room parameter, when it is a fixed ID (not empty, not an expression). */
+function chosenRoomId(context: ILoadOptionsFunctions): string | undefined {
+	let value: unknown;
+	try {
+		value = context.getCurrentNodeParameter('roomId', { extractValue: true });
+	} catch {
+		return undefined;
+	}
+	if (typeof value !== 'string') return undefined;
+	const roomId = value.trim();
+	return roomId === '' || roomId.startsWith('=') ? undefined : roomId;
+}
+
+/** The service has no read of one room: pages through the rooms until it meets this one. */
+async function findRoom(context: ILoadOptionsFunctions, roomId: string): Promise<RoomSummary | undefined> {
+	const cursorsUsed = new Set<string>();
+	let cursor: string | undefined;
+	do {
+		const qs: IDataObject = { pageSize: '100', ...(cursor ? { pageCursor: cursor } : {}) };
+		const page = await agencyInboxApiRequest.call(context, 'GET', '/v1/master-inbox/rooms', { qs });
+		const rooms = (Array.isArray(page.data) ? page.data : []) as unknown as RoomSummary[];
+		const room = rooms.find((candidate) => candidate.roomId === roomId);
+		if (room) return room;
+		cursor = nextCursorToFollow(page, cursorsUsed);
+		if (cursor !== undefined) cursorsUsed.add(cursor);
+	} while (cursor !== undefined);
+	return undefined;
+}
+
+/**
+ * Freelancers for the Freelancer locator: with a room chosen, the agency members taking part in it
+ * (only they can send there); otherwise, or when the room is not found, every agency member, one
+ * page per call. The filter applies to names, roles and IDs.
+ */
 export async function searchFreelancers(
 	this: ILoadOptionsFunctions,
 	filter?: string,
 	paginationToken?: string,
 ): Promise<INodeListSearchResult> {
+	const roomId = paginationToken ? undefined : chosenRoomId(this);
+	const room = roomId ? await findRoom(this, roomId) : undefined;
+	if (room) {
+		const participants = new Set((room.roomUsers ?? []).map((participant) => participant.user?.id));
+		const members = (await agencyInboxApiPaginate.call(this, '/v1/agency/members')) as unknown as MemberSummary[];
+		return {
+			results: members
+				.filter((member) => participants.has(member.uid))
+				.map(memberListItem)
+				.filter((item) => matchesFilter(filter, item.name)),
+		};
+	}
 	const page = await agencyInboxApiRequest.call(this, 'GET', '/v1/agency/members', {
 		qs: paginationToken ? { pageCursor: paginationToken } : {},
 	});
 	const members = (Array.isArray(page.data) ? page.data : []) as unknown as MemberSummary[];
 	return {
-		results: members
-			.filter((member) => matchesFilter(filter, member.name, member.uid))
-			.map((member) => ({ name: member.name || member.uid, value: member.uid })),
+		results: members.map(memberListItem).filter((item) => matchesFilter(filter, item.name)),
 		paginationToken: page.meta?.nextCursor || undefined,
 	};
 }

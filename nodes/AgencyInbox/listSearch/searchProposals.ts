@@ -1,22 +1,30 @@
-import type { ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
+import type { ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
 
 import { agencyInboxApiRequest } from '../../shared/transport';
+import { listLabel, shortTime } from './labels';
 import { matchesFilter } from './matchesFilter';
 
 interface ProposalSummary {
-	proposal?: { uid?: string };
+	proposal?: { uid?: string; status?: string; updatedAt?: string | null; createdAt?: string };
 	job?: { title?: string; url?: string };
 	freelancer?: { name?: string };
 }
 
-function proposalName(record: ProposalSummary): string {
-	const title = record.job?.title || record.proposal?.uid || '';
-	return record.freelancer?.name ? `${title} (${record.freelancer.name})` : title;
+/** "Job title · freelancer · status · updated <time> (proposal-id)", linking to the job's page. */
+function proposalListItem(record: ProposalSummary): INodeListSearchItems {
+	const uid = record.proposal?.uid ?? '';
+	const updated = shortTime(record.proposal?.updatedAt);
+	const when = updated ? `updated ${updated}` : `created ${shortTime(record.proposal?.createdAt) ?? '?'}`;
+	return {
+		name: listLabel([record.job?.title, record.freelancer?.name, record.proposal?.status, when], uid),
+		value: uid,
+		...(record.job?.url ? { url: record.job.url } : {}),
+	};
 }
 
 /**
  * Proposals for the Proposal locator, one page per call. The service has no text search on
- * proposals, so the filter applies to the page's job titles, freelancer names and IDs.
+ * proposals, so the filter applies to the page's labels (job title, freelancer, status, ID).
  */
 export async function searchProposals(
 	this: ILoadOptionsFunctions,
@@ -28,9 +36,7 @@ export async function searchProposals(
 	});
 	const records = (Array.isArray(page.data) ? page.data : []) as unknown as ProposalSummary[];
 	return {
-		results: records
-			.filter((record) => matchesFilter(filter, proposalName(record), record.proposal?.uid))
-			.map((record) => ({ name: proposalName(record), value: record.proposal?.uid ?? '', url: record.job?.url })),
+		results: records.map(proposalListItem).filter((item) => matchesFilter(filter, item.name)),
 		paginationToken: page.meta?.nextCursor || undefined,
 	};
 }

@@ -2,6 +2,7 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { AgencyInbox } from '../../../nodes/AgencyInbox/AgencyInbox.node';
+import { resetRequestBudgets } from '../../../nodes/shared/transport';
 import type { Sandbox, SandboxOptions } from '../../../sandbox';
 import { startSandbox } from '../../../sandbox';
 import { runNode, type CredentialData, type NodeRunResult } from '../../helpers/engine';
@@ -45,6 +46,21 @@ export async function injectFault(
 		| { kind: 'drop'; method?: string; pathPrefix: string; count?: number; afterProcessing?: boolean },
 ): Promise<void> {
 	await control(sandbox, 'POST', 'faults', fault);
+}
+
+/** One sandbox for a test file, reset (with the request budgets and its request log) before each test. */
+export function useSandbox(options: SandboxOptions = { requestsPerMinute: 0 }): () => Sandbox {
+	let sandbox: Sandbox | undefined;
+	beforeAll(async () => {
+		sandbox = await startSandbox(options);
+	});
+	afterAll(async () => await sandbox?.close());
+	beforeEach(async () => {
+		resetRequestBudgets();
+		await control(sandbox!, 'POST', 'reset');
+		await takeRequests(sandbox!);
+	});
+	return () => sandbox!;
 }
 
 export async function rateFigures(sandbox: Sandbox) {

@@ -1,6 +1,5 @@
 /** Every operation through n8n-core's engine against the sandbox: parameters reach the service, records come back. */
 import { AgencyInbox } from '../../../nodes/AgencyInbox/AgencyInbox.node';
-import { resetRequestBudgets } from '../../../nodes/shared/transport';
 import { TriggerWorkflow } from '../../helpers/engine';
 import {
 	byId,
@@ -9,20 +8,14 @@ import {
 	jsonOf,
 	runAgencyInbox,
 	type Sandbox,
-	startSandbox,
 	takeRequests,
+	useSandbox,
 } from './fixtures';
 
+const currentSandbox = useSandbox();
 let sandbox: Sandbox;
-
-beforeAll(async () => {
-	sandbox = await startSandbox({ requestsPerMinute: 0 });
-});
-afterAll(async () => await sandbox.close());
-beforeEach(async () => {
-	resetRequestBudgets();
-	await control(sandbox, 'POST', 'reset');
-	await takeRequests(sandbox);
+beforeEach(() => {
+	sandbox = currentSandbox();
 });
 
 describe('read operations', () => {
@@ -187,19 +180,31 @@ describe('lists', () => {
 });
 
 describe('resource locator lists', () => {
-	const trigger = () =>
+	const trigger = (parameters: Record<string, unknown> = { resource: 'message', operation: 'send' }) =>
 		new TriggerWorkflow({
 			type: 'agencyInbox',
 			nodeType: new AgencyInbox(),
-			parameters: { resource: 'message', operation: 'send' },
+			parameters: parameters as never,
 			credentials: { agencyInboxApi: credentialFor(sandbox) },
 		});
+
+	/** Every page of a list, as the editor loads them while one scrolls. */
+	async function everyItem(method: string, parameters?: Record<string, unknown>, filter?: string) {
+		const items = [];
+		let token: string | undefined;
+		do {
+			const page = await trigger(parameters).listSearch(method, filter, token);
+			items.push(...page.results);
+			token = page.paginationToken;
+		} while (token);
+		return items;
+	}
 
 	it('searches rooms through the service, with paging', async () => {
 		const room = sandbox.state.rooms[0];
 		const word = String(room.roomName).split(' ')[0];
 		const found = await trigger().listSearch('searchRooms', word);
-		expect(found.results).toContainEqual({ name: room.roomName, value: room.roomId });
+		expect(found.results.map((item) => item.value)).toContain(room.roomId);
 		const all = await trigger().listSearch('searchRooms');
 		expect(all.results).toHaveLength(20);
 		const next = await trigger().listSearch('searchRooms', undefined, String(all.paginationToken));
@@ -207,10 +212,62 @@ describe('resource locator lists', () => {
 		expect((await takeRequests(sandbox))[0].query).toEqual({ search: word });
 	});
 
-	it('lists proposals and freelancers, filtered by name', async () => {
-		const proposals = await trigger().listSearch('searchProposals', 'prop-0002');
-		expect(proposals.results.map((result) => result.value)).toEqual(['prop-0002']);
+	it('tells rooms apart: one client has several rooms, two clients share a name', async () => {
+		const rooms = sandbox.state.rooms;
+		expect(new Set(rooms.map((room) => room.roomName)).size).toBeLessThan(rooms.length / 2);
+		const items = await everyItem('searchRooms');
+		expect(items).toHaveLength(rooms.length);
+		expect(new Set(items.map((item) => item.name)).size).toBe(rooms.length);
+		const room = rooms[0];
+		expect(items.find((item) => item.value === room.roomId)).toEqual({
+			name: `${room.roomName} · ${room.topic} · last message ${room.lastStoryAt!.slice(0, 10)} ${room.lastStoryAt!.slice(11, 16)} UTC (${room.roomId})`,
+			value: room.roomId,
+		});
+	});
+
+	it('tells proposals apart by job, freelancer, status and update time, and links to the job', async () => {
+		const page = await trigger().listSearch('searchProposals');
+		expect(new Set(page.results.map((item) => item.name)).size).toBe(page.results.length);
+		const first = sandbox.state.proposals.find((record) => record.proposal.uid === page.results[0].value)!;
+		expect(page.results[0]).toEqual({
+			name: expect.stringContaining(`${first.job.title} · ${first.freelancer.name} · ${first.proposal.status} · `),
+			value: first.proposal.uid,
+			url: first.job.url,
+		});
+		expect(page.results[0].name).toMatch(/ · (updated|created) \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC \(prop-\d{4}\)$/);
+		const filtered = await trigger().listSearch('searchProposals', 'prop-0002');
+		expect(filtered.results.map((result) => result.value)).toEqual(['prop-0002']);
+	});
+
+	it('lists every agency member for Freelancer when no room is chosen', async () => {
 		const freelancers = await trigger().listSearch('searchFreelancers', 'haddad');
-		expect(freelancers.results).toEqual([{ name: 'Ana Haddad', value: 'mem-001' }]);
+		expect(freelancers.results).toEqual([{ name: 'Ana Haddad · business_manager (mem-001)', value: 'mem-001' }]);
+		const asExpression = await everyItem('searchFreelancers', { resource: 'message', operation: 'send', roomId: byId('={{ $json.roomId }}') });
+		expect(asExpression).toHaveLength(sandbox.state.members.length);
+	});
+
+	it("offers the chosen room's agency participants as Freelancer, and By ID stays available", async () => {
+		const room = sandbox.state.rooms.find((candidate) => candidate.roomUsers.filter((p) => p.role !== 'client').length >= 3)!;
+		const agencyIds = sandbox.state.members.map((member) => member.uid);
+		const participants = room.roomUsers.map((p) => p.user.id).filter((id) => agencyIds.includes(id));
+		for (const roomId of [byId(room.roomId), { __rl: true, mode: 'list', value: room.roomId }]) {
+			const items = await everyItem('searchFreelancers', { resource: 'message', operation: 'send', roomId });
+			expect(items.map((item) => item.value).sort()).toEqual([...participants].sort());
+		}
+		const client = room.roomUsers.find((p) => p.role === 'client')!.user.id;
+		expect(participants).not.toContain(client);
+		const freelancer = new AgencyInbox().description.properties.find((property) => property.name === 'freelancerUid')!;
+		expect(freelancer.modes?.map((mode) => mode.name)).toEqual(['list', 'id']);
+	});
+
+	it('sends as any freelancer the room list offers', async () => {
+		const room = sandbox.state.rooms[2];
+		const items = await everyItem('searchFreelancers', { resource: 'message', operation: 'send', roomId: byId(room.roomId) });
+		const sendable = items.filter((item) => !sandbox.state.unauthorizedFreelancers.includes(String(item.value)));
+		expect(sendable.length).toBeGreaterThan(1);
+		for (const item of sendable) {
+			const result = await runAgencyInbox(sandbox, { resource: 'message', operation: 'send', roomId: byId(room.roomId), freelancerUid: byId(String(item.value)), message: 'Hello' });
+			expect(jsonOf(result)[0]).toMatchObject({ userId: item.value });
+		}
 	});
 });
