@@ -146,6 +146,8 @@ function buildRooms(rng: Random, plans: RoomPlan[], proposals: ProposalRecord[],
 			});
 		}
 		const first = linked[0];
+		// An agency owner other than the freelancer of the room's first proposal, when the room has one.
+		const otherMember = [...memberParticipants].reverse().find((p) => p.user.id !== first?.freelancer.uid) ?? memberParticipants[0];
 		const room: ChatRoom = {
 			roomId,
 			roomName: client.user.name,
@@ -156,7 +158,7 @@ function buildRooms(rng: Random, plans: RoomPlan[], proposals: ProposalRecord[],
 			unreadCount: rng.int(0, 4),
 			organization: client.organization,
 			creator: clientParticipant,
-			owner: i % 3 === 0 ? clientParticipant : i % 3 === 1 ? null : memberParticipants[memberParticipants.length - 1],
+			owner: i % 3 === 0 ? clientParticipant : i % 3 === 1 ? null : otherMember,
 			vendorProposal: first ? { id: first.proposal.uid, userId: first.freelancer.uid, marketplaceJobPostingId: first.job.uid } : null,
 			contract: null,
 			contractId: null,

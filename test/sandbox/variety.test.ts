@@ -7,6 +7,8 @@ const agencyIds = new Set(state.members.map((member) => member.uid));
 it('has rooms owned by the client, by nobody and by an agency member', () => {
 	const owners = state.rooms.map((room) => (room.owner === null ? 'none' : agencyIds.has(room.owner.user.id) ? 'agency' : 'client'));
 	expect(new Set(owners)).toEqual(new Set(['client', 'none', 'agency']));
+	const ownedByAnotherMember = state.rooms.filter((room) => room.owner && agencyIds.has(room.owner.user.id) && room.owner.user.id !== room.vendorProposal?.userId);
+	expect(ownedByAnotherMember.length).toBeGreaterThan(10);
 });
 
 it('has rooms with several agency members, and one client with several rooms', () => {
