@@ -17,7 +17,7 @@ import type { ProblemObject, RequestFailure } from './errors';
 import { toNodeApiError } from './errors';
 import type { Envelope } from './pagination';
 import { collectRecords } from './pagination';
-import { budgetKeyFor, RollingWindowBudget } from './requestBudget';
+import { budgetKeyFor, RollingWindowBudget, shareOfBudget } from './requestBudget';
 
 export { toNodeApiError } from './errors';
 export { collectRecords, nextCursorToFollow } from './pagination';
@@ -95,13 +95,16 @@ function parseJsonOrUndefined(text: string): unknown {
 }
 
 /**
- * The code of a network-level failure (ECONNRESET, EAI_AGAIN, ...), found on the error or its cause.
- * Node's own ERR_* codes (ERR_INVALID_URL, ...) are not network failures.
+ * The code of a network-level failure (ECONNRESET, EAI_AGAIN, ...), found on the error or its cause;
+ * n8n 1.x wraps it in a NodeApiError that keeps the code only as `httpCode`. Node's own ERR_* codes
+ * (ERR_INVALID_URL, ...) are not network failures.
  */
 function networkErrorCodeOf(error: unknown): string | undefined {
-	let current = error as { code?: unknown; cause?: unknown } | undefined;
+	const isNetworkCode = (code: unknown): code is string => typeof code === 'string' && /^E(?!RR_)[A-Z_]+$/.test(code);
+	let current = error as { code?: unknown; httpCode?: unknown; cause?: unknown } | undefined;
 	for (let depth = 0; current && depth < 4; depth++) {
-		if (typeof current.code === 'string' && /^E(?!RR_)[A-Z_]+$/.test(current.code)) return current.code;
+		if (isNetworkCode(current.code)) return current.code;
+		if (isNetworkCode(current.httpCode)) return current.httpCode;
 		current = current.cause as typeof current;
 	}
 	return undefined;
@@ -187,6 +190,7 @@ interface AgencyInboxCredentials {
 	apiKey: string;
 	baseUrl: string;
 	requestsPerMinute?: number;
+	processesSharingKey?: number;
 }
 
 /** Base URL without trailing slashes, as the credential documents. */
@@ -229,7 +233,7 @@ export async function requestEnvelope(
 		path: options.url,
 		idempotent: method === 'GET',
 		budgetKey: budgetKeyFor(credentials.apiKey, baseURL),
-		limit: Number(credentials.requestsPerMinute) || DEFAULT_REQUESTS_PER_MINUTE,
+		limit: shareOfBudget(Number(credentials.requestsPerMinute) || DEFAULT_REQUESTS_PER_MINUTE, credentials.processesSharingKey),
 		secret: credentials.apiKey,
 		itemIndex,
 	});

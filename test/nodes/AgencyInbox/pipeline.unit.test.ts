@@ -328,6 +328,21 @@ describe('sendThroughPipeline', () => {
 		expect(dropped).toHaveBeenCalledTimes(1);
 	});
 
+	it("reads the network code that n8n 1.x keeps only as a NodeApiError's httpCode", async () => {
+		const node = { id: '1', name: 'Agency Inbox', type: 'agencyInbox', typeVersion: 1, position: [0, 0] as [number, number], parameters: {} };
+		// What n8n 1.123.81's httpRequestWithAuthentication throws for a dropped connection.
+		const wrapped = Object.assign(new Error('The connection to the server was closed unexpectedly'), { httpCode: 'ECONNRESET', cause: {} });
+		expect(new NodeApiError(node, Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })).httpCode).toBe('ECONNRESET');
+		const dropped = scripted(wrapped, answer(200));
+		await expect(sendThroughPipeline(context, dropped, request('DELETE'))).rejects.toMatchObject({
+			message: 'Could not reach the Agency Inbox service',
+			description: expect.stringContaining('(ECONNRESET, tried 1 times)'),
+		});
+		expect(dropped).toHaveBeenCalledTimes(1);
+		const droppedRead = scripted(wrapped, answer(200));
+		expect((await sendThroughPipeline(context, droppedRead, request('GET'))).statusCode).toBe(200);
+	});
+
 	it('does not take an error raised inside n8n (or a Node ERR_ code) for a network error: no retry, cause kept', async () => {
 		const bridge = scripted(new Error('No bridge acquired for this context'), answer(200));
 		await expect(sendThroughPipeline(context, bridge, request('GET'))).rejects.toMatchObject({
