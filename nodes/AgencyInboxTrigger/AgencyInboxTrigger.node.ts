@@ -56,7 +56,10 @@ export class AgencyInboxTrigger implements INodeType {
 		group: ['trigger'],
 		version: 1,
 		subtitle: '={{$parameter["events"].join(", ")}}',
-		description: 'Starts the workflow when the Agency Inbox service sends a signed webhook',
+		// n8n's nodes panel merges this trigger with the Agency Inbox node (same name without "Trigger")
+		// into one app and shows this description as the app's, so it describes the whole package.
+		description:
+			'Agency proposals, members, invitations, Master Inbox chat and bid intents on a freelance marketplace; this trigger starts a workflow on the service\'s signed webhooks',
 		defaults: { name: 'Agency Inbox Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
