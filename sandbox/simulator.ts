@@ -8,6 +8,12 @@ export const DEFAULT_SIMULATOR_INTERVAL_MS = 5_000;
 /** Weighted so that replies and views are common, hires and new bids rarer. */
 const ACTIVITY: ChangeKind[] = ['clientReply', 'clientReply', 'viewed', 'viewed', 'hire', 'newProposal', 'newProposal', 'clientMessage', 'clientMessage', 'scheduleBid'];
 
+/**
+ * The first ticks go through every kind once, so a newcomer watching `npm start` sees each sample
+ * workflow run within the first minute (6 ticks at its 8 s interval); then the weighted mix.
+ */
+export const FIRST_ROUND: ChangeKind[] = ['clientMessage', 'scheduleBid', 'newProposal', 'clientReply', 'viewed', 'hire'];
+
 export class Simulator {
 	private timer: NodeJS.Timeout | undefined;
 	private rng: Random;
@@ -48,7 +54,7 @@ export class Simulator {
 	}
 
 	tick(): ChangeKind {
-		const kind = this.rng.pick(ACTIVITY);
+		const kind = this.ticks < FIRST_ROUND.length ? FIRST_ROUND[this.ticks] : this.rng.pick(ACTIVITY);
 		applyChange(this.core, { kind });
 		this.ticks++;
 		this.countsByKind[kind] = (this.countsByKind[kind] ?? 0) + 1;

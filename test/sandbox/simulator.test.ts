@@ -50,6 +50,18 @@ describe('sandbox activity simulator', () => {
 		expect(new Set(first.kinds).size).toBeGreaterThan(1);
 	});
 
+	test("goes through every kind of change in its first six ticks (under a minute at npm start's 8 s), then keeps its mix", async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0, simulator: { intervalMs: 40 } });
+		await waitForTicks(sandbox, 12);
+		const status = (await control(sandbox).delete('/simulator')).body;
+		const kinds: string[] = status.recent.map((r: any) => r.kind);
+		expect(kinds).toHaveLength(status.ticks); // `recent` keeps the last 20
+		expect([...kinds.slice(0, 6)].sort()).toEqual(['clientMessage', 'clientReply', 'hire', 'newProposal', 'scheduleBid', 'viewed']);
+		expect(kinds.slice(0, 2)).toEqual(['clientMessage', 'scheduleBid']);
+		// Afterwards the weighted mix: replies and views are commoner than hires and bids.
+		expect(new Set(kinds.slice(6)).size).toBeGreaterThan(2);
+	});
+
 	test('invalid interval is a 400', async () => {
 		sandbox = await startSandbox({ requestsPerMinute: 0 });
 		expectProblem(await control(sandbox).post('/simulator', { intervalMs: -1 }), 400);
