@@ -9,7 +9,6 @@
  */
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import {
@@ -34,6 +33,7 @@ import {
 	type WorkflowToImport,
 } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
+import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor } from './support';
 
 const FIXTURES_DIR = path.join(REPO_ROOT, 'test', 'compat', '0.1.0');
@@ -130,7 +130,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		timings['build'] = buildMs;
 
 		sandbox = await startSandbox({ requestsPerMinute: 0 });
-		workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agency-inbox-compat-'));
+		workDir = makeTempDir('compat');
 		const userFolder = path.join(workDir, 'user');
 
 		// The only change: n8n's own poll times, so the proposal trigger polls every 3 s, not every minute.
@@ -163,7 +163,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 	afterAll(async () => {
 		await n8n?.stop();
 		await sandbox?.close();
-		if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+		if (workDir) removeTempDir(workDir);
 		process.stderr.write(`compat timings (ms): ${JSON.stringify(timings)}\n`);
 	}, 60_000);
 

@@ -5,7 +5,6 @@
  * reached the sandbox (the CRM rows, the requests) and n8n's own execution list.
  */
 import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
@@ -14,6 +13,7 @@ import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../
 import { SELECTED_N8N_VERSION, n8nMajorVersion } from '../../scripts/n8n/install';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { LoopbackProxy, type ProxiedRequest } from '../nodes/AgencyInboxProposalTrigger/loopbackProxy';
+import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor } from './support';
 
 const n8nVersion = SELECTED_N8N_VERSION;
@@ -121,7 +121,7 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			if (proposalsDelayMs) await sleep(proposalsDelayMs);
 		};
 		await proxy.start();
-		workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agency-inbox-e2e-once-'));
+		workDir = makeTempDir('e2e-once');
 		userFolder = path.join(workDir, 'n8n');
 		const credential = sandboxCredential({ ...sandbox, url: `${proxy.origin}/service`, origin: proxy.origin }, 600);
 		await installIntoN8n({
@@ -138,7 +138,7 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 		await n8n?.stop();
 		await proxy?.close();
 		await sandbox?.close();
-		if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+		if (workDir) removeTempDir(workDir);
 	}, 60_000);
 
 	describe('webhook trigger', () => {

@@ -4,13 +4,12 @@
  * unknown and is not sent again. One user folder, one `n8n execute` of one workflow whose nodes
  * continue on fail; every assertion on requests reads what reached the sandbox.
  */
-import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { actionNodesWorkflow, buildPackage, installIntoN8n, sandboxCredential } from '../../scripts/n8n/agencyInbox';
 import { ensureN8n, executeWorkflow, nodeOutputJson, type ExecutionResult } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
+import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { getJson, postJson } from './support';
 
 const n8nVersion = SELECTED_N8N_VERSION;
@@ -55,7 +54,7 @@ describe(`IDs that are not path segments, and writes whose connection drops, in 
 		const progress = (line: string) => process.stderr.write(`${line}\n`);
 		await Promise.all([buildPackage(progress), ensureN8n(n8nVersion, progress)]);
 		sandbox = await startSandbox({ requestsPerMinute: 0 });
-		workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agency-inbox-e2e-paths-'));
+		workDir = makeTempDir('e2e-paths');
 		const userFolder = path.join(workDir, 'user');
 		const room = sandbox.state.rooms[0];
 		roomId = room.roomId;
@@ -77,7 +76,7 @@ describe(`IDs that are not path segments, and writes whose connection drops, in 
 
 	afterAll(async () => {
 		await sandbox?.close();
-		if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+		if (workDir) removeTempDir(workDir);
 	}, 60_000);
 
 	it('every node ran and failed only its own item (continue on fail)', () => {

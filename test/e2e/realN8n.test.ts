@@ -4,8 +4,6 @@
  * `workflows/` published in `n8n start`, fed by the sandbox's signed webhooks and polled changes.
  * Every assertion reads what reached the sandbox, not what n8n says about itself.
  */
-import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import {
@@ -22,6 +20,7 @@ import {
 import { ensureN8n, executeWorkflow, nodeOutputJson, startN8n, type ExecutionResult, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
+import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, startLossyRelay, waitFor, type LossyRelay } from './support';
 
 const n8nVersion = SELECTED_N8N_VERSION;
@@ -103,7 +102,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 
 		// Retries 2 s after a failed attempt (the service: 5 s), after the first run has finished.
 		sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.4 });
-		workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agency-inbox-e2e-'));
+		workDir = makeTempDir('e2e');
 		const userFolder = path.join(workDir, 'user');
 		const samples = await loadSampleWorkflows({ sandboxOrigin: sandbox.origin, pollTimes: E2E_POLL_TIMES });
 		const room = sandbox.state.rooms[0];
@@ -141,7 +140,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 		await n8n?.stop();
 		await relay?.close();
 		await sandbox?.close();
-		if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+		if (workDir) removeTempDir(workDir);
 		process.stderr.write(`e2e timings (ms): ${JSON.stringify(timings)}\n`);
 	}, 60_000);
 

@@ -1,6 +1,6 @@
 /** jest globalTeardown: removes the user folder n8nUserFolderSetup.js created. */
-const { rmSync } = require('node:fs');
+const { removeTempDir } = require('../../scripts/tempDirs');
 
 module.exports = () => {
-	rmSync(process.env.N8N_USER_FOLDER, { recursive: true, force: true });
+	removeTempDir(process.env.N8N_USER_FOLDER);
 };

@@ -1,0 +1,86 @@
+/**
+ * Throwaway folders in TMPDIR (`agency-inbox-<name>-XXXXXX`) that do not outlive their process: removed
+ * when it exits (also through process.exit and on SIGINT, SIGTERM or SIGHUP), and, for a process that
+ * was killed outright, by the next one that makes such a folder (each records its owner's pid).
+ * Plain CommonJS, so jest's globalSetup and the TypeScript scripts and tests share it.
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const PREFIX = 'agency-inbox-';
+const OWNER_FILE = '.agency-inbox-owner-pid';
+const owned = new Set();
+let hooked = false;
+
+function removeOwned() {
+	for (const dir of owned) fs.rmSync(dir, { recursive: true, force: true });
+	owned.clear();
+}
+
+function onSignal(signal) {
+	removeOwned();
+	// Anyone else listening (npm start stops n8n first, then exits) decides; else die of the signal.
+	if (process.listenerCount(signal) === 1) {
+		process.removeListener(signal, onSignal);
+		process.kill(process.pid, signal);
+	}
+}
+
+function hookExit() {
+	if (hooked) return;
+	hooked = true;
+	process.on('exit', removeOwned);
+	for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, onSignal);
+}
+
+function isAlive(pid) {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return error.code === 'EPERM';
+	}
+}
+
+/** Removes `agency-inbox-*` folders whose owning process is gone. Folders without an owner file are left alone. */
+function removeAbandonedTempDirs(root = os.tmpdir()) {
+	let names = [];
+	try {
+		names = fs.readdirSync(root).filter((name) => name.startsWith(PREFIX));
+	} catch {
+		return [];
+	}
+	const removed = [];
+	for (const name of names) {
+		const dir = path.join(root, name);
+		let pid;
+		try {
+			pid = Number(fs.readFileSync(path.join(dir, OWNER_FILE), 'utf8'));
+		} catch {
+			continue;
+		}
+		if (!Number.isInteger(pid) || pid <= 0 || isAlive(pid)) continue;
+		fs.rmSync(dir, { recursive: true, force: true });
+		removed.push(dir);
+	}
+	return removed;
+}
+
+/** A new folder `agency-inbox-<name>-XXXXXX` in TMPDIR, removed when this process ends. */
+function makeTempDir(name) {
+	removeAbandonedTempDirs();
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${PREFIX}${name}-`));
+	fs.writeFileSync(path.join(dir, OWNER_FILE), String(process.pid));
+	owned.add(dir);
+	hookExit();
+	return dir;
+}
+
+/** Removes a folder made by makeTempDir now (it would be removed at exit anyway). */
+function removeTempDir(dir) {
+	owned.delete(dir);
+	fs.rmSync(dir, { recursive: true, force: true });
+}
+
+module.exports = { makeTempDir, removeTempDir, removeAbandonedTempDirs, OWNER_FILE };
