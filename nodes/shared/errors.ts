@@ -1,6 +1,8 @@
 import type { INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
+import { runsAsTool } from './runsAsTool';
+
 /** The service's error body (RFC 9457 problem object). */
 export interface ProblemObject {
 	type?: string;
@@ -24,6 +26,10 @@ export interface RequestFailure {
 	cause?: string;
 	/** Seconds spent waiting on 429 answers before giving up. */
 	rateLimitWaitSeconds?: number;
+	/** The wait a 429 asked for (Retry-After), in seconds, when it was beyond what the node waits. */
+	rateLimitRefusedWaitSeconds?: number;
+	/** The most the node waits on 429 answers for one request, in seconds. */
+	rateLimitMaxWaitSeconds?: number;
 	/** How many times the request was sent. */
 	attempts?: number;
 }
@@ -132,6 +138,9 @@ export function guidanceFor(failure: RequestFailure): string {
 			? `No ${record.label} with ID "${record.id}" exists for this agency. Check the ID, or pick the ${record.label} from the list.`
 			: 'Nothing exists at this address. Check the Base URL in the credential (API host followed by /service).';
 	}
+	if (status === 429 && failure.rateLimitRefusedWaitSeconds !== undefined) {
+		return `${rateLimitGaveUp(failure)} Run the node again after that time. If this happens often, other workflows probably use the same API key: run them less often.`;
+	}
 	if (status === 429) {
 		return `The service still answered "too many requests" after waiting ${failure.rateLimitWaitSeconds ?? 0} s. Other workflows probably use the same API key: run them less often, or raise Requests per Minute in the credential only if the service raised your limit.`;
 	}
@@ -142,6 +151,45 @@ export function guidanceFor(failure: RequestFailure): string {
 		return `The service failed to process the request (sent ${failure.attempts ?? 1} times). Try again later.`;
 	}
 	return 'The service could not process the request.';
+}
+
+/** Why the node stopped waiting: the service asked for a longer wait than the node's cap. */
+function rateLimitGaveUp(failure: RequestFailure): string {
+	const waited = failure.rateLimitWaitSeconds ? ` after waiting ${failure.rateLimitWaitSeconds} s` : '';
+	return `The service answered "too many requests" and asked to wait ${failure.rateLimitRefusedWaitSeconds} s (Retry-After), longer than the ${failure.rateLimitMaxWaitSeconds ?? 120} s this node waits at most, so it gave up${waited} without waiting that long.`;
+}
+
+/**
+ * What a model should do about a failure, in one or two sentences. A failed tool call hands the
+ * model only the error's message (n8n 2.x: `{error: message}`), so in tool runs this goes there.
+ */
+export function toolGuidanceFor(failure: RequestFailure): string {
+	const status = failure.statusCode;
+	if (status === 400 && isCursorForAnotherOrdering(failure.problem)) {
+		return 'The page cursor no longer fits the query. Call the tool again with the same arguments.';
+	}
+	if (status === 400) {
+		return 'An argument was rejected (see above). Correct that argument and call again; do not repeat the same call.';
+	}
+	if (status === 401 || (status === 403 && !isMessageSend(failure))) {
+		return 'The API key of this tool is missing or invalid. Do not retry: tell the user to fix the Agency Inbox API credential in n8n.';
+	}
+	if (status === 403) {
+		return 'Nothing was sent. The freelancerUid must be an agency member taking part in this room (see participants in the chat room list), and the agency needs an active Master Inbox subscription. Retry only with such a freelancer; otherwise tell the user.';
+	}
+	if (status === 404) {
+		const record = recordNamedByPath(failure.path);
+		return record
+			? `No ${record.label} has the ID "${record.id}". Do not guess IDs: take it from the ${record.label === 'bid intent' ? 'bid_intent.scheduled event' : `list of ${record.label}s`} and call again.`
+			: 'The service address is wrong. Do not retry: tell the user to check the Base URL of the Agency Inbox API credential.';
+	}
+	if (status === 429 && failure.rateLimitRefusedWaitSeconds !== undefined) {
+		return `${rateLimitGaveUp(failure)} Nothing was done. Do not retry now; try again in ${failure.rateLimitRefusedWaitSeconds} s or tell the user.`;
+	}
+	if (status === 429) {
+		return `Rate limit: the service still refused after ${failure.rateLimitWaitSeconds ?? 0} s of waiting. Nothing was done. Make fewer calls; try again in a minute.`;
+	}
+	return guidanceFor(failure);
 }
 
 function statusGroup(status: number): string {
@@ -175,8 +223,10 @@ export function toNodeApiError(
 	secret?: string,
 	itemIndex?: number,
 ): NodeApiError {
-	const message = withoutSecret(headlineFor(failure), secret);
 	const description = withoutSecret(guidanceFor(failure), secret);
+	// A model sees only the message: in tool runs it carries short guidance for the model too.
+	const headline = headlineFor(failure);
+	const message = withoutSecret(runsAsTool(node) ? `${headline.replace(/[.\s]+$/, '')}. ${toolGuidanceFor(failure)}` : headline, secret);
 	const errorResponse: JsonObject = {
 		message,
 		description,

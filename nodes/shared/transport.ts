@@ -174,6 +174,16 @@ export async function sendThroughPipeline(
 				requestBudget.pauseUntil(request.budgetKey, Date.now() + waitMs);
 				continue;
 			}
+			if (waitMs > pipelineTiming.maxRateLimitWaitMs) {
+				// Asked to wait longer than the cap: say so, not "after waiting 0 s".
+				throw fail({
+					statusCode: status,
+					problem: problemFrom(response.body),
+					rateLimitWaitSeconds: Math.round(rateLimitWaitedMs / 1000),
+					rateLimitRefusedWaitSeconds: Math.ceil(waitMs / 1000),
+					rateLimitMaxWaitSeconds: Math.round(pipelineTiming.maxRateLimitWaitMs / 1000),
+				});
+			}
 		} else if (status >= 500 && mayRetryFailure()) {
 			await sleep(pipelineTiming.retryBackoffMs[retriesAfterFailure++]);
 			continue;

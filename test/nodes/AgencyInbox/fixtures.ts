@@ -5,6 +5,7 @@ import { AgencyInbox } from '../../../nodes/AgencyInbox/AgencyInbox.node';
 import { resetRequestBudgets } from '../../../nodes/shared/transport';
 import type { Sandbox, SandboxOptions } from '../../../sandbox';
 import { startSandbox } from '../../../sandbox';
+import { asAiTool } from '../../helpers/aiTool';
 import { runNode, type CredentialData, type NodeRunResult } from '../../helpers/engine';
 
 export { startSandbox };
@@ -72,6 +73,8 @@ export interface RunOptions {
 	inputItems?: IDataObject[];
 	continueOnFail?: boolean;
 	timezone?: string;
+	/** Run the tool variant (`agencyInboxTool`), as n8n's AI Agent or MCP Server Trigger does; input items carry the model's arguments. */
+	asTool?: boolean;
 }
 
 /** Runs the Agency Inbox node once, through n8n-core's engine, against the sandbox. */
@@ -82,8 +85,8 @@ export async function runAgencyInbox(
 ): Promise<NodeRunResult> {
 	return await runNode(
 		{
-			type: 'agencyInbox',
-			nodeType: new AgencyInbox(),
+			type: options.asTool ? 'agencyInboxTool' : 'agencyInbox',
+			nodeType: options.asTool ? asAiTool(new AgencyInbox()) : new AgencyInbox(),
 			parameters,
 			credentials: { agencyInboxApi: options.credential ?? credentialFor(sandbox) },
 			continueOnFail: options.continueOnFail,
@@ -99,4 +102,9 @@ export function byId(value: string) {
 
 export function jsonOf(result: NodeRunResult): IDataObject[] {
 	return result.items.map((item) => item.json);
+}
+
+/** The tool variant, run as n8n runs a tool; `inputItems` carry the model's arguments. */
+export async function runAgencyInboxTool(sandbox: Sandbox, parameters: INodeParameters, options: RunOptions = {}): Promise<NodeRunResult> {
+	return await runAgencyInbox(sandbox, parameters, { ...options, asTool: true });
 }

@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import type { IN8nHttpFullResponse, INode } from 'n8n-workflow';
+import type { IN8nHttpFullResponse, INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { guidanceFor, recordNamedByPath, toNodeApiError } from '../../../nodes/shared/errors';
@@ -332,7 +332,7 @@ describe('sendThroughPipeline', () => {
 		const node = { id: '1', name: 'Agency Inbox', type: 'agencyInbox', typeVersion: 1, position: [0, 0] as [number, number], parameters: {} };
 		// What n8n 1.123.81's httpRequestWithAuthentication throws for a dropped connection.
 		const wrapped = Object.assign(new Error('The connection to the server was closed unexpectedly'), { httpCode: 'ECONNRESET', cause: {} });
-		expect(new NodeApiError(node, Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })).httpCode).toBe('ECONNRESET');
+		expect(new NodeApiError(node, Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }) as unknown as JsonObject).httpCode).toBe('ECONNRESET');
 		const dropped = scripted(wrapped, answer(200));
 		await expect(sendThroughPipeline(context, dropped, request('DELETE'))).rejects.toMatchObject({
 			message: 'Could not reach the Agency Inbox service',

@@ -1,6 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { agencyGetOperation } from './get';
+import { toolDescription } from '../../shared/asTool';
+import { agencyGetOperation, AGENCY_GET_FOR_MODEL } from './get';
 
 export const agencyDescription: INodeProperties[] = [
 	{
@@ -12,4 +13,5 @@ export const agencyDescription: INodeProperties[] = [
 		options: [agencyGetOperation],
 		default: 'get',
 	},
+	toolDescription({ resource: ['agency'], operation: ['get'] }, AGENCY_GET_FOR_MODEL),
 ];

@@ -1,5 +1,7 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
+import { compactRoom } from '../../../shared/compactRecords';
+import { toolDescription, toolResultControls } from '../../shared/asTool';
 import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['chatRoom'], operation: ['getAll'] };
@@ -9,10 +11,17 @@ export const chatRoomGetAllOperation: INodePropertyOptions = {
 	value: 'getAll',
 	action: 'Get many chat rooms',
 	description: 'Get many Master Inbox chat rooms, most recent message first by default',
-	routing: { request: { method: 'GET', url: '/v1/master-inbox/rooms' }, send: { paginate: true } },
+	routing: {
+		request: { method: 'GET', url: '/v1/master-inbox/rooms' },
+		send: { paginate: true },
+	},
 };
 
 export const chatRoomGetAllProperties: INodeProperties[] = [
+	toolDescription(
+		show,
+		'Lists the Master Inbox chat rooms with clients, latest message first. Each room: roomId (for the message tools), roomName, topic, unreadCount, the last message (text, author, time), participants (id, name, role; agency members have role freelancer and their id is a freelancerUid for sending) and the linked proposalId. Read-only. Argument: limit (default 10).',
+	),
 	...listControls(show),
 	filtersCollection(show, [
 		{
@@ -21,7 +30,13 @@ export const chatRoomGetAllProperties: INodeProperties[] = [
 			type: 'boolean',
 			default: true,
 			description: 'Whether to return only rooms whose latest message comes from the client',
-			routing: { send: { type: 'query', property: 'clientMessageOnly', value: '={{ String($value) }}' } },
+			routing: {
+				send: {
+					type: 'query',
+					property: 'clientMessageOnly',
+					value: '={{ String($value) }}',
+				},
+			},
 		},
 		{
 			displayName: 'Participants',
@@ -56,7 +71,13 @@ export const chatRoomGetAllProperties: INodeProperties[] = [
 				typeOptions: { minValue: 1 },
 				default: 20,
 				description: 'How many rooms to fetch per request; larger pages need fewer requests of the rate limit',
-				routing: { send: { type: 'query', property: 'pageSize', value: '={{ String($value) }}' } },
+				routing: {
+					send: {
+						type: 'query',
+						property: 'pageSize',
+						value: '={{ String($value) }}',
+					},
+				},
 			},
 			{
 				displayName: 'Sort',
@@ -72,4 +93,5 @@ export const chatRoomGetAllProperties: INodeProperties[] = [
 			},
 		],
 	},
+	...toolResultControls(show, compactRoom, 'rooms'),
 ];

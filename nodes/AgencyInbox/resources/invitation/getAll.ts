@@ -1,5 +1,7 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
+import { compactInvitation } from '../../../shared/compactRecords';
+import { toolDescription, toolResultControls } from '../../shared/asTool';
 import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['invitation'], operation: ['getAll'] };
@@ -9,10 +11,17 @@ export const invitationGetAllOperation: INodePropertyOptions = {
 	value: 'getAll',
 	action: 'Get many invitations',
 	description: 'Get many job invitations received by the agency',
-	routing: { request: { method: 'GET', url: '/v1/agency/invitations' }, send: { paginate: true } },
+	routing: {
+		request: { method: 'GET', url: '/v1/agency/invitations' },
+		send: { paginate: true },
+	},
 };
 
 export const invitationGetAllProperties: INodeProperties[] = [
+	toolDescription(
+		show,
+		'Lists the job invitations clients sent to the agency. Each: uid, status, title, createdAt, the start of the letter, jobTitle, jobUrl, the invited freelancer (uid, name) and clientCountry. Read-only. Argument: limit (default 10).',
+	),
 	...listControls(show),
 	filtersCollection(show, [
 		{
@@ -29,4 +38,5 @@ export const invitationGetAllProperties: INodeProperties[] = [
 			routing: { send: { type: 'query', property: 'status' } },
 		},
 	]),
+	...toolResultControls(show, compactInvitation, 'invitations'),
 ];

@@ -1,5 +1,7 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
+import { compactMember } from '../../../shared/compactRecords';
+import { toolDescription, toolResultControls } from '../../shared/asTool';
 import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['member'], operation: ['getAll'] };
@@ -9,10 +11,17 @@ export const memberGetAllOperation: INodePropertyOptions = {
 	value: 'getAll',
 	action: 'Get many members',
 	description: 'Get many members of the agency',
-	routing: { request: { method: 'GET', url: '/v1/agency/members' }, send: { paginate: true } },
+	routing: {
+		request: { method: 'GET', url: '/v1/agency/members' },
+		send: { paginate: true },
+	},
 };
 
 export const memberGetAllProperties: INodeProperties[] = [
+	toolDescription(
+		show,
+		"Lists the agency's members. Each: uid (the freelancerUid for sending messages), name, role (member or business_manager), countryCode, title, hourlyRate, skills. Read-only. Argument: limit (default 10).",
+	),
 	...listControls(show),
 	filtersCollection(show, [
 		{
@@ -28,4 +37,5 @@ export const memberGetAllProperties: INodeProperties[] = [
 			routing: { send: { type: 'query', property: 'role' } },
 		},
 	]),
+	...toolResultControls(show, compactMember, 'members'),
 ];

@@ -1,5 +1,7 @@
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
+import { compactStory } from '../../../shared/compactRecords';
+import { toolDescription, toolResultControls } from '../../shared/asTool';
 import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['message'], operation: ['getAll'] };
@@ -13,6 +15,10 @@ export const messageGetAllOperation: INodePropertyOptions = {
 };
 
 export const messageGetAllProperties: INodeProperties[] = [
+	toolDescription(
+		show,
+		'Lists the messages of one chat room. Arguments: roomId (from the chat room list, e.g. room-001; never guess it), limit (default 10). Each message: storyId, userId and userName of the author, the text, createdAt, number of attachments. Read-only.',
+	),
 	...listControls(show),
 	filtersCollection(show, [
 		{
@@ -24,4 +30,5 @@ export const messageGetAllProperties: INodeProperties[] = [
 			routing: { send: { type: 'query', property: 'search' } },
 		},
 	]),
+	...toolResultControls(show, compactStory, 'messages'),
 ];

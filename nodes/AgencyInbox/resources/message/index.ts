@@ -1,5 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { withToolArgument } from '../../shared/asTool';
 import { roomLocator } from '../../shared/descriptions';
 import { messageGetAllOperation, messageGetAllProperties } from './getAll';
 import { messageSendOperation, messageSendProperties } from './send';
@@ -14,7 +15,11 @@ export const messageDescription: INodeProperties[] = [
 		options: [messageGetAllOperation, messageSendOperation],
 		default: 'getAll',
 	},
-	roomLocator({ resource: ['message'], operation: ['getAll', 'send'] }),
+	...withToolArgument(
+		roomLocator({ resource: ['message'], operation: ['getAll', 'send'] }),
+		'roomId',
+		'roomId of the chat room, e.g. room-001, from the chat room list or a proposal (chatRoomId)',
+	),
 	...messageGetAllProperties,
 	...messageSendProperties,
 ];

@@ -1,6 +1,8 @@
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { IDataObject, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { PROPOSAL_STATUS_OPTIONS } from '../../../shared/proposalStatuses';
+import { simplifyProposal } from '../../../shared/simplifyProposal';
+import { toolDescription, toolResultControls } from '../../shared/asTool';
 import { filtersCollection, listControls, simplifyOption } from '../../shared/descriptions';
 import { sendUpdatedSinceWithOffset } from '../../shared/inputs';
 
@@ -10,11 +12,18 @@ export const proposalGetAllOperation: INodePropertyOptions = {
 	name: 'Get Many',
 	value: 'getAll',
 	action: 'Get many proposals',
-	description: 'Get many proposals of the agency, oldest first, or most recently updated first with Updated Since',
-	routing: { request: { method: 'GET', url: '/v1/agency/proposals' }, send: { paginate: true } },
+	description: 'Get many proposals of the agency, by creation time, or most recently updated first with Updated Since',
+	routing: {
+		request: { method: 'GET', url: '/v1/agency/proposals' },
+		send: { paginate: true },
+	},
 };
 
 export const proposalGetAllProperties: INodeProperties[] = [
+	toolDescription(
+		show,
+		"Lists the agency's proposals (bids on jobs) as compact records: uid (the proposalId for the full record), status, createdAt, updatedAt, job title, url and budget, client country and total spent, freelancer uid and name, the latest result (VIEWED_BY_CLIENT, CLIENT_REPLIED, HIRED) with its time, and chatRoomId. Read-only. Argument: limit (default 10). Use the proposal tool for cover letter and job description.",
+	),
 	...listControls(show),
 	filtersCollection(show, [
 		{
@@ -34,9 +43,19 @@ export const proposalGetAllProperties: INodeProperties[] = [
 			description:
 				"Only proposals changed at or after this time (read in the workflow's time zone), newest change first. Proposals never changed since the service started recording changes are left out.",
 			routing: {
-				send: { type: 'query', property: 'updatedSince', preSend: [sendUpdatedSinceWithOffset] },
+				send: {
+					type: 'query',
+					property: 'updatedSince',
+					preSend: [sendUpdatedSinceWithOffset],
+				},
 			},
 		},
 	]),
 	simplifyOption(show),
+	...toolResultControls(show, compactProposal, 'proposals'),
 ];
+
+/** The Simplify shape, unless Simplify already made it. */
+function compactProposal(record: IDataObject): IDataObject {
+	return record.proposal && typeof record.proposal === 'object' ? simplifyProposal(record) : record;
+}
