@@ -44,6 +44,15 @@ export class AgencyInboxApi implements ICredentialType {
 				'Request budget shared by every workflow that uses this API key. The service allows 20 per minute unless it raised the limit for your workspace.',
 		},
 		{
+			displayName: 'Processes Sharing This Key',
+			name: 'processesSharingKey',
+			type: 'number',
+			typeOptions: { minValue: 1 },
+			default: 1,
+			description:
+				'How many n8n processes send requests with this key: 1 for a single n8n. In queue mode each worker counts only its own requests (and so does the main, which runs the polling trigger): set the number of workers, plus one if a Proposal Trigger uses this key. Each process then sends at most its share of Requests per Minute.',
+		},
+		{
 			displayName: 'Webhook Signing Secret',
 			name: 'webhookSigningSecret',
 			type: 'string',

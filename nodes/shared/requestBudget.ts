@@ -94,3 +94,14 @@ export class RollingWindowBudget {
 		return live;
 	}
 }
+
+/**
+ * This process's part of a key's budget when several n8n processes send with the key (queue mode:
+ * each worker, and the main for the polling trigger, counts only its own requests). Each process
+ * gets the floor of an equal share, at least one request per window, so together they stay within
+ * the service's limit; one process (the default) gets all of it.
+ */
+export function shareOfBudget(requestsPerMinute: number, processes: number | undefined): number {
+	const sharing = Math.max(1, Math.floor(Number(processes) || 1));
+	return Math.max(1, Math.floor(requestsPerMinute / sharing));
+}
