@@ -44,6 +44,8 @@ export async function ensureN8n(version = DEFAULT_N8N_VERSION, log?: (line: stri
 interface UserFolderSettings {
 	n8nVersion: string;
 	encryptionKey: string;
+	/** Variables every n8n process of the folder gets, CLI commands included: its database (e.g. Postgres). */
+	env?: Record<string, string>;
 }
 
 const SETTINGS_FILE = 'n8n-harness.json';
@@ -59,6 +61,8 @@ export interface PrepareUserFolderOptions {
 	/** A folder with a built package (package.json with an `n8n` section, `files` listing dist). */
 	packageDir: string;
 	n8nVersion?: string;
+	/** Bound to the folder on first call with its version: variables of every process, e.g. DB_TYPE=postgresdb and DB_POSTGRESDB_*. */
+	env?: Record<string, string>;
 }
 
 export interface PreparedPackage {
@@ -80,6 +84,7 @@ export async function prepareUserFolder(options: PrepareUserFolderOptions): Prom
 		const settings: UserFolderSettings = {
 			n8nVersion: options.n8nVersion ?? DEFAULT_N8N_VERSION,
 			encryptionKey: randomBytes(24).toString('base64url'),
+			...(options.env && { env: options.env }),
 		};
 		await fs.writeFile(settingsFile, JSON.stringify(settings, null, '\t') + '\n');
 	}
@@ -123,7 +128,7 @@ const INHERITED_VARIABLES = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'LC_ALL', 'TZ'];
  * offline (no telemetry, banners, templates or version checks), with its own task broker port.
  */
 async function n8nEnv(runtime: N8nRuntime, userFolder: string, extra: NodeJS.ProcessEnv = {}): Promise<NodeJS.ProcessEnv> {
-	const { encryptionKey } = await readUserFolderSettings(userFolder);
+	const { encryptionKey, env: folderEnv } = await readUserFolderSettings(userFolder);
 	const inherited = Object.fromEntries(INHERITED_VARIABLES.filter((name) => runtime.env[name]).map((name) => [name, runtime.env[name]]));
 	const [brokerPort] = await findFreePorts(1);
 	return {
@@ -148,6 +153,7 @@ async function n8nEnv(runtime: N8nRuntime, userFolder: string, extra: NodeJS.Pro
 		// A package listed in nodes/package.json but missing must not trigger an npm install.
 		N8N_REINSTALL_MISSING_PACKAGES: 'false',
 		N8N_COMMUNITY_PACKAGES_ENABLED: 'true',
+		...folderEnv,
 		...extra,
 	};
 }
@@ -323,9 +329,21 @@ export async function findFreePorts(count: number): Promise<number[]> {
 	return ports;
 }
 
+/**
+ * Which n8n process: `start` (the main: editor, REST, triggers), or in queue mode `worker` (runs
+ * executions from the queue) and `webhook` (serves production webhooks).
+ */
+export type N8nCommand = 'start' | 'worker' | 'webhook';
+
 export interface StartN8nOptions {
 	userFolder: string;
-	/** Defaults to a free port. */
+	/** Defaults to `start`. */
+	command?: N8nCommand;
+	/** Extra command-line arguments, e.g. `--concurrency=1` for a worker. */
+	args?: string[];
+	/** Names the log file `<userFolder>/<name>.log` (default `n8n`), for several processes on one folder. */
+	name?: string;
+	/** Defaults to a free port. A worker serves only its health check, on this port. */
 	port?: number;
 	/** Extra variables for n8n, e.g. GENERIC_TIMEZONE or N8N_LOG_LEVEL; they win over the harness's. */
 	env?: NodeJS.ProcessEnv;
@@ -336,10 +354,13 @@ export interface StartN8nOptions {
 }
 
 export interface RunningN8n {
+	command: N8nCommand;
+	/** The n8n process's id (its task runner is a child of it). */
+	pid: number;
 	url: string;
 	port: number;
 	owner: typeof DEMO_OWNER;
-	/** Session cookie and headers of the owner, for n8n's REST API (`${url}/rest/...`). */
+	/** Session cookie and headers of the owner, for n8n's REST API (`${url}/rest/...`); empty but for `start`. */
 	restHeaders: Record<string, string>;
 	/** Everything n8n printed, across starts of this user folder. */
 	logFile: string;
@@ -351,7 +372,12 @@ export interface RunningN8n {
 	kill(): Promise<void>;
 }
 
-const READY_LINE = 'Editor is now accessible via';
+/** What each process prints once it serves (an info log line). */
+const READY_LINES: Record<N8nCommand, string> = {
+	start: 'Editor is now accessible via',
+	worker: 'n8n worker is now ready',
+	webhook: 'Webhook listener waiting for requests.',
+};
 const BROWSER_ID = 'n8n-harness';
 const running = new Set<ChildProcess>();
 
@@ -362,15 +388,19 @@ process.once('exit', () => {
 });
 
 /**
- * Starts `n8n start` on 127.0.0.1, waits for /healthz, creates (or logs in) the demo owner and
- * waits until every published workflow is active, so the first delivery finds its webhook.
+ * Starts `n8n start` (or `n8n worker`, `n8n webhook`) on 127.0.0.1, waits for /healthz and its
+ * ready line; for the main also creates (or logs in) the demo owner and waits until every
+ * published workflow is active, so the first delivery finds its webhook.
  */
 export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 	const userFolder = path.resolve(options.userFolder);
+	const command = options.command ?? 'start';
+	const readyLine = READY_LINES[command];
 	const timeoutMs = options.timeoutMs ?? 180_000;
 	const runtime = await runtimeFor(userFolder);
 	const port = options.port ?? (await findFreePorts(1))[0];
 	const url = `http://127.0.0.1:${port}`;
+	const name = options.name ?? 'n8n';
 	const env = await n8nEnv(runtime, userFolder, {
 		N8N_PORT: String(port),
 		N8N_LISTEN_ADDRESS: '127.0.0.1',
@@ -378,19 +408,23 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 		// The editor builds webhook URLs from protocol, host and port.
 		N8N_PROTOCOL: 'http',
 		N8N_SECURE_COOKIE: 'false',
+		// A worker serves /healthz only on its health check port.
+		...(command === 'worker' && { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(port), N8N_PORT: undefined }),
+		// Processes sharing a user folder must not write one event log.
+		...(name !== 'n8n' && { N8N_EVENTBUS_LOGWRITER_LOGFULLPATH: path.join(userFolder, '.n8n', `n8nEventLog-${name}.log`) }),
 		...options.env,
 	});
 
 	const startedAt = Date.now();
 	// Same process group as the caller, so Ctrl-C in a terminal also stops n8n gracefully.
-	const child = spawn(runtime.nodeBinary, [runtime.n8nBin, 'start'], { cwd: userFolder, env, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(runtime.nodeBinary, [runtime.n8nBin, command, ...(options.args ?? [])], { cwd: userFolder, env, stdio: ['ignore', 'pipe', 'pipe'] });
 	running.add(child);
 	const exited = new Promise<void>((resolve) => child.once('exit', () => {
 		running.delete(child);
 		resolve();
 	}));
-	const logFile = path.join(userFolder, 'n8n.log');
-	const output = collectOutput(child, logFile, [READY_LINE], options.onOutput);
+	const logFile = path.join(userFolder, `${name}.log`);
+	const output = collectOutput(child, logFile, [readyLine], options.onOutput);
 
 	const stopWith = async (signal: NodeJS.Signals) => {
 		if (child.exitCode === null && child.signalCode === null) {
@@ -418,11 +452,16 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 		const healthyMs = Date.now() - startedAt;
 		await waitUntil(async () => {
 			failIfExited();
-			return output.seen(READY_LINE);
-		}, deadline - Date.now(), `"${READY_LINE}"`);
-		const restHeaders = await signInOwner(url);
-		await waitForPublishedWorkflows(url, restHeaders, deadline - Date.now());
+			return output.seen(readyLine);
+		}, deadline - Date.now(), `"${readyLine}"`);
+		let restHeaders: Record<string, string> = {};
+		if (command === 'start') {
+			restHeaders = await signInOwner(url);
+			await waitForPublishedWorkflows(url, restHeaders, deadline - Date.now());
+		}
 		return {
+			command,
+			pid: child.pid!,
 			url,
 			port,
 			owner: DEMO_OWNER,
@@ -465,7 +504,7 @@ interface PublicationStatus {
 /**
  * n8n 2.x activates published workflows in the background after start (its publication service);
  * the editor's own publication-status endpoint says when each one is live or why it failed.
- * n8n 1.x has no such endpoint and activates before it prints READY_LINE.
+ * n8n 1.x has no such endpoint and activates before it prints its ready line.
  */
 async function waitForPublishedWorkflows(url: string, headers: Record<string, string>, timeoutMs: number): Promise<void> {
 	const listResponse = await fetch(`${url}/rest/workflows?filter=${encodeURIComponent(JSON.stringify({ active: true }))}`, { headers });
