@@ -200,6 +200,18 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 		});
 	});
 
+	it('serves the output schemas the editor asks for before a node has run', async () => {
+		const schema = async (pathAfterNode: string) => {
+			const response = await fetch(`${n8n!.url}/schemas/n8n-nodes-agency-inbox.${pathAfterNode}`);
+			return { status: response.status, body: response.status === 200 ? ((await response.json()) as { type: string; properties: Record<string, unknown> }) : undefined };
+		};
+		const rooms = await schema('agencyInbox/1.0.0/chatRoom/getAll.json');
+		expect(rooms.status).toBe(200);
+		expect(Object.keys(rooms.body!.properties)).toEqual(expect.arrayContaining(['roomId', 'roomName', 'roomUsers', 'lastStoryAt']));
+		const sent = await schema('agencyInbox/1.0.0/message/send.json');
+		expect(Object.keys(sent.body!.properties)).toEqual(['storyId', 'userId', 'userName', 'userPhotoUrl', 'message', 'createdAt']);
+	});
+
 	describe('sample workflow: new and updated proposals to the CRM (polling trigger)', () => {
 		it('posts each changed proposal to the CRM exactly once', async () => {
 			// The first poll after activation only sets the starting point; wait for a real sweep.
