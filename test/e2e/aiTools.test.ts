@@ -1,0 +1,178 @@
+/**
+ * In a real n8n (the pinned version): n8n's AI Agent drives our tool variant with a scripted
+ * OpenAI-compatible chat model that this test serves on loopback (n8n's OpenAI Chat Model takes a
+ * base URL in its credential). The model's first answer calls six tools at once; the test reads what
+ * the model received: the tool descriptions and argument schemas (first request) and each tool's
+ * result or error text (second request; not yet asserted, see below).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { buildPackage, installIntoN8n, PACKAGE_NAME, SAMPLE_CREDENTIAL, sandboxCredential } from '../../scripts/n8n/agencyInbox';
+import { ensureN8n, executeWorkflow, type ExecutionResult } from '../../scripts/n8n/harness';
+import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
+import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
+import { postJson } from './support';
+
+const n8nVersion = SELECTED_N8N_VERSION;
+const SETUP_TIMEOUT_MS = 30 * 60_000;
+const WORKFLOW_ID = 'e2eAiTools000001';
+const OPENAI_CREDENTIAL = { id: 'e2eOpenAiCred01', name: 'Scripted model', type: 'openAiApi' };
+
+interface ChatRequest {
+	tools?: Array<{ type: string; function: { name: string; description: string; parameters: { properties?: Record<string, { description?: string; type?: string }> } } }>;
+	messages: Array<{ role: string; content?: string | null; tool_call_id?: string }>;
+	stream?: boolean;
+}
+
+/** Tool node name → its operation and the arguments the scripted model gives. */
+const TOOLS: Record<string, { parameters: Record<string, unknown>; args: Record<string, unknown> }> = {
+	'Get many proposals': { parameters: { resource: 'proposal', operation: 'getAll' }, args: { limit: 10 } },
+	'Get many chat rooms': { parameters: { resource: 'chatRoom', operation: 'getAll' }, args: { limit: 10 } },
+	'Get a proposal': { parameters: { resource: 'proposal', operation: 'get' }, args: { proposalId: 'prop-9999' } },
+	'Get many invitations': { parameters: { resource: 'invitation', operation: 'getAll' }, args: { limit: 10 } },
+	'Get many members': { parameters: { resource: 'member', operation: 'getAll' }, args: { limit: 10 } },
+	'Send a message to a room': { parameters: { resource: 'message', operation: 'send' }, args: { roomId: 'room-001', freelancerUid: 'mem-001', message: 'Hello from the agent' } },
+};
+const toolName = (nodeName: string) => nodeName.replace(/ /g, '_');
+
+function completion(message: object, finishReason: string) {
+	return { id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'scripted', choices: [{ index: 0, message, finish_reason: finishReason }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+}
+
+/** First answer: call every tool; after the tool results: a final text. */
+function answerTo(request: ChatRequest): object {
+	if (!request.messages.some((message) => message.role === 'tool')) {
+		const calls = Object.entries(TOOLS).map(([name, { args }], index) => ({ id: `call_${index}`, type: 'function', function: { name: toolName(name), arguments: JSON.stringify(args) } }));
+		return completion({ role: 'assistant', content: null, tool_calls: calls }, 'tool_calls');
+	}
+	return completion({ role: 'assistant', content: 'Done.' }, 'stop');
+}
+
+async function startScriptedModel(): Promise<{ url: string; requests: ChatRequest[]; close: () => Promise<void> }> {
+	const requests: ChatRequest[] = [];
+	const server = http.createServer((req, res) => {
+		let body = '';
+		req.on('data', (chunk) => (body += chunk));
+		req.on('end', () => {
+			const request = JSON.parse(body || '{}') as ChatRequest;
+			requests.push(request);
+			const answer = answerTo(request) as ReturnType<typeof completion>;
+			if (!request.stream) {
+				res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+				return;
+			}
+			const { message, finish_reason } = answer.choices[0] as { message: { tool_calls?: object[] }; finish_reason: string };
+			const delta = { ...message, tool_calls: message.tool_calls?.map((call, index) => ({ index, ...call })) };
+			res.writeHead(200, { 'content-type': 'text/event-stream' });
+			res.write(`data: ${JSON.stringify({ ...answer, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`);
+			res.write(`data: ${JSON.stringify({ ...answer, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason }] })}\n\n`);
+			res.end('data: [DONE]\n\n');
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return { url: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+function agentWorkflow() {
+	const id = (index: number) => `e2e00000-0000-4000-9000-${String(index).padStart(12, '0')}`;
+	const agencyCredential = { [SAMPLE_CREDENTIAL.type]: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } };
+	const toolNodes = Object.entries(TOOLS).map(([name, { parameters }], index) => ({
+		id: id(10 + index),
+		name,
+		type: `${PACKAGE_NAME}.agencyInboxTool`,
+		typeVersion: 1,
+		position: [200 + index * 150, 300],
+		parameters,
+		credentials: agencyCredential,
+	}));
+	const toAgent = (type: string) => ({ [type]: [[{ node: 'AI Agent', type, index: 0 }]] });
+	return {
+		id: WORKFLOW_ID,
+		name: 'E2E: AI Agent with Agency Inbox tools',
+		nodes: [
+			{ id: id(0), name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+			{ id: id(1), name: 'AI Agent', type: '@n8n/n8n-nodes-langchain.agent', typeVersion: 3.1, position: [300, 0], parameters: { promptType: 'define', text: 'Look at the inbox and the proposals.', options: {} } },
+			{
+				id: id(2),
+				name: 'OpenAI Chat Model',
+				type: '@n8n/n8n-nodes-langchain.lmChatOpenAi',
+				typeVersion: 1.2,
+				position: [100, 300],
+				parameters: { model: { __rl: true, mode: 'id', value: 'scripted' }, options: {} },
+				credentials: { openAiApi: { id: OPENAI_CREDENTIAL.id, name: OPENAI_CREDENTIAL.name } },
+			},
+			...toolNodes,
+		],
+		connections: {
+			Start: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
+			'OpenAI Chat Model': toAgent('ai_languageModel'),
+			...Object.fromEntries(toolNodes.map((node) => [node.name, toAgent('ai_tool')])),
+		},
+	};
+}
+
+describe(`n8n's AI Agent with the Agency Inbox tools, in a real n8n ${n8nVersion}`, () => {
+	let sandbox: Sandbox | undefined;
+	let model: Awaited<ReturnType<typeof startScriptedModel>> | undefined;
+	let workDir: string | undefined;
+	let run: ExecutionResult;
+
+	beforeAll(async () => {
+		const progress = (line: string) => process.stderr.write(`${line}\n`);
+		await Promise.all([buildPackage(progress), ensureN8n(n8nVersion, progress)]);
+		sandbox = await startSandbox({ requestsPerMinute: 0 });
+		model = await startScriptedModel();
+		workDir = makeTempDir('e2e-ai-tools');
+		const userFolder = path.join(workDir, 'user');
+		await installIntoN8n({
+			userFolder,
+			n8nVersion,
+			credentials: [sandboxCredential(sandbox, 600), { ...OPENAI_CREDENTIAL, data: { apiKey: 'sk-scripted', url: model.url } }],
+			workflows: [agentWorkflow()],
+			publish: [],
+		});
+		await postJson(`${sandbox.origin}/_sandbox/faults`, { pathPrefix: '/v1/agency/invitations', status: 400, count: 1 });
+		await postJson(`${sandbox.origin}/_sandbox/faults`, { pathPrefix: '/v1/agency/members', status: 429, retryAfter: 600, count: 1 });
+		await postJson(`${sandbox.origin}/_sandbox/faults`, { method: 'POST', pathPrefix: '/v1/master-inbox/rooms/room-001/stories', status: 403, count: 1 });
+		run = await executeWorkflow(userFolder, WORKFLOW_ID);
+	}, SETUP_TIMEOUT_MS);
+
+	afterAll(async () => {
+		await sandbox?.close();
+		await model?.close();
+		if (workDir) removeTempDir(workDir);
+	}, 60_000);
+
+	const firstRequest = () => model!.requests[0];
+
+	it('the model was asked, with our tools', () => {
+		expect(run.run).toBeDefined();
+		expect(model!.requests.length).toBeGreaterThanOrEqual(1);
+	});
+
+	it('the model receives a description per tool that says what it returns and its side effects', () => {
+		const tools = Object.fromEntries((firstRequest().tools ?? []).map((tool) => [tool.function.name, tool.function]));
+		expect(Object.keys(tools).sort()).toEqual(Object.keys(TOOLS).map(toolName).sort());
+		expect(tools.Get_many_proposals.description).toMatch(/^Lists the agency's proposals .*chatRoomId/);
+		expect(tools.Get_many_proposals.description).not.toMatch(/in Agency Inbox$/);
+		expect(tools.Send_a_message_to_a_room.description).toMatch(/SENDS A REAL MESSAGE.*cannot be unsent/);
+	});
+
+	it('the arguments in the schemas carry descriptions', () => {
+		const tools = Object.fromEntries((firstRequest().tools ?? []).map((tool) => [tool.function.name, tool.function]));
+		const send = tools.Send_a_message_to_a_room.parameters.properties ?? {};
+		expect(Object.keys(send).sort()).toEqual(['freelancerUid', 'message', 'roomId']);
+		for (const argument of Object.values(send)) expect(argument.description?.length).toBeGreaterThan(20);
+		expect(tools.Get_many_proposals.parameters.properties?.limit).toMatchObject({ type: 'number' });
+		expect(tools.Get_a_proposal.parameters.properties?.proposalId?.description).toMatch(/prop-0001/);
+	});
+
+	// Not yet asserted here (see the report of issue 14): in n8n 2.40.7 under `n8n execute`, the
+	// Agent's second request carried empty tool results and a failing tool stopped the run, although
+	// each tool node's own run data held the compact records and the guided error messages. Sizes and
+	// error texts are asserted through n8n-core's engine in test/nodes/AgencyInbox/asTool.test.ts.
+});
