@@ -1,9 +1,9 @@
-/** Unit and engine-level tests. End-to-end tests in a real n8n run with `npm run test:e2e`. */
+/** Unit and engine-level tests. End-to-end tests in a real n8n run with `npm run test:e2e` and `npm run test:queue`. */
 module.exports = {
 	preset: 'ts-jest',
 	testEnvironment: 'node',
 	roots: ['<rootDir>/test'],
-	testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
+	testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/', '<rootDir>/test/queue/'],
 	reporters: ['default', '<rootDir>/test/helpers/totalsReporter.js'],
 	testTimeout: 30_000,
 	globalSetup: '<rootDir>/test/helpers/n8nUserFolderSetup.js',

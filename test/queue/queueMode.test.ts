@@ -1,0 +1,510 @@
+/**
+ * The package in n8n's queue mode (the pinned n8n): Postgres, Redis, one main, two workers and
+ * webhook processes, started once for this file. Assertions read what reached the sandbox and
+ * n8n's execution list; which worker ran each execution comes from the workers' logs.
+ */
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { NODE_TYPES, buildPackage, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
+import { ensureN8n, type CredentialToImport, type RunJson, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
+import { executionsByWorker, startQueueTopology, type QueueProcess, type QueueTopology } from '../../scripts/n8n/queue';
+import { signedDelivery } from '../../scripts/n8n/signedWebhook';
+import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor, type ExecutionSummary } from '../e2e/support';
+
+const n8nVersion = SELECTED_N8N_VERSION;
+const SETUP_TIMEOUT_MS = 30 * 60_000;
+const WORKER_NAMES = ['worker-1', 'worker-2'];
+
+/** Credentials: the functional tests use an unlimited service; the budget tests a second sandbox at 20 per minute. */
+const CREDENTIALS = {
+	main: { id: 'qCredMain000001', name: 'Agency Inbox (queue tests)' },
+	perProcess: { id: 'qCredPerProc001', name: 'Agency Inbox, 20 per minute, budget per process' },
+	shared: { id: 'qCredShared0001', name: 'Agency Inbox, 20 per minute, shared by 2 processes' },
+};
+const WORKFLOWS = {
+	operations: 'qOperations00001',
+	webhookTrigger: 'qWebhookTrigger1',
+	proposals: 'qProposalPoll001',
+	returnAllPerProcess: 'qReturnAllProc01',
+	returnAllShared: 'qReturnAllShar01',
+};
+const PATHS = { operations: 'q-operations', returnAllPerProcess: 'q-return-all-per-process', returnAllShared: 'q-return-all-shared' };
+const TRIGGER_WEBHOOK_ID = '7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e51';
+const ALREADY_ACCEPTED = 'Delivery already accepted; no second run';
+const SENT_MESSAGE = 'Hello from the queue-mode test';
+const RATE_LIMITED_PAGES = 15;
+
+interface RequestRecord {
+	method: string;
+	path: string;
+	query: Record<string, string>;
+	apiKey: string;
+	status: number;
+	at: string;
+}
+
+const credentialRef = (credential: { id: string; name: string }) => ({ agencyInboxApi: credential });
+let nodeSerial = 0;
+const nodeId = () => `9e000000-0000-4000-8000-${String(++nodeSerial).padStart(12, '0')}`;
+
+function webhookNode(webhookPath: string): object {
+	return {
+		id: nodeId(),
+		name: 'Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2,
+		position: [0, 0],
+		webhookId: `9e00aaaa-0000-4000-8000-${webhookPath.length.toString().padStart(4, '0')}${String(nodeSerial).padStart(8, '0')}`,
+		parameters: { httpMethod: 'POST', path: webhookPath, responseMode: 'onReceived', options: {} },
+	};
+}
+
+/** n8n's Webhook node followed by Agency Inbox nodes (name → parameters), all on its output; any failing node fails the run. */
+function webhookToActions(id: string, webhookPath: string, credential: { id: string; name: string }, nodes: Array<[string, Record<string, unknown>]>): WorkflowToImport {
+	return {
+		id,
+		name: `Queue: ${webhookPath}`,
+		nodes: [
+			webhookNode(webhookPath),
+			...nodes.map(([name, parameters], index) => ({
+				id: nodeId(),
+				name,
+				type: NODE_TYPES.action,
+				typeVersion: 1,
+				position: [300, index * 120],
+				parameters,
+				credentials: credentialRef(credential),
+			})),
+		],
+		connections: { Webhook: { main: [nodes.map(([name]) => ({ node: name, type: 'main', index: 0 }))] } },
+		settings: { executionOrder: 'v1', timezone: 'Europe/Berlin' },
+	};
+}
+
+/** An HTTP Request node posting one row per item (or one row per run) to the sandbox's CRM. */
+function crmNode(sandboxOrigin: string, jsonBody: string, executeOnce = false): object {
+	return {
+		id: nodeId(),
+		name: 'Post to CRM',
+		type: 'n8n-nodes-base.httpRequest',
+		typeVersion: 4.2,
+		position: [600, 0],
+		executeOnce,
+		parameters: { method: 'POST', url: `${sandboxOrigin}/_sandbox/crm`, sendBody: true, specifyBody: 'json', jsonBody, options: {} },
+	};
+}
+
+function operationNodes(roomId: string, freelancerUid: string, bidIntentId: string): Array<[string, Record<string, unknown>]> {
+	return [
+		['Get Agency', { resource: 'agency', operation: 'get' }],
+		['Get Many Members', { resource: 'member', operation: 'getAll', returnAll: true, filters: {} }],
+		['Get Pending Invitations', { resource: 'invitation', operation: 'getAll', limit: 5, filters: { status: 'pending' } }],
+		['Get Many Proposals', { resource: 'proposal', operation: 'getAll', limit: 30, filters: {}, simplify: true }],
+		['Get Updated Proposals', { resource: 'proposal', operation: 'getAll', limit: 5, filters: { updatedSince: '2026-05-01T00:00:00' } }],
+		['Get Proposal', { resource: 'proposal', operation: 'get', proposalId: { __rl: true, mode: 'id', value: 'prop-0001' } }],
+		['Get Chat Rooms', { resource: 'chatRoom', operation: 'getAll', limit: 5, filters: { clientMessageOnly: true }, options: {} }],
+		['Get Room Messages', { resource: 'message', operation: 'getAll', roomId: { __rl: true, mode: 'id', value: roomId }, limit: 3, filters: {} }],
+		[
+			'Send Message',
+			{
+				resource: 'message',
+				operation: 'send',
+				roomId: { __rl: true, mode: 'id', value: roomId },
+				freelancerUid: { __rl: true, mode: 'id', value: freelancerUid },
+				message: SENT_MESSAGE,
+			},
+		],
+		['Cancel Bid Intent', { resource: 'bidIntent', operation: 'cancel', bidIntentId }],
+	];
+}
+
+const RETURN_ALL: Array<[string, Record<string, unknown>]> = [['Get All Proposals', { resource: 'proposal', operation: 'getAll', returnAll: true, filters: {}, simplify: true }]];
+
+/** Most requests the service saw in any 60 s window, 429s included. */
+function maxPerRollingMinute(requests: RequestRecord[]): number {
+	const times = requests.map((request) => Date.parse(request.at)).sort((a, b) => a - b);
+	let most = 0;
+	for (let first = 0, last = 0; last < times.length; last++) {
+		while (times[last] - times[first] >= 60_000) first++;
+		most = Math.max(most, last - first + 1);
+	}
+	return most;
+}
+
+describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main, 2 workers, webhook processes)`, () => {
+	let sandbox: Sandbox;
+	/** The service at 20 requests per minute per key, for the budget tests. */
+	let limitedSandbox: Sandbox;
+	let topology: QueueTopology | undefined;
+	let workDir: string;
+	const timings: Record<string, number> = {};
+	const figures: Record<string, unknown> = {};
+
+	const main = () => topology!.main.current;
+	const executionsOf = async (workflowId: string) => finishedExecutions(await listExecutions(main().url, main().restHeaders, workflowId));
+	const allExecutionsOf = (workflowId: string) => listExecutions(main().url, main().restHeaders, workflowId);
+	const sandboxGet = <T>(target: Sandbox, route: string) => getJson<{ data: T }>(`${target.origin}/_sandbox/${route}`).then((answer) => answer.data);
+	const workerOf = async (executions: ExecutionSummary[]) => {
+		const byExecution = await executionsByWorker(topology!.userFolder, WORKER_NAMES);
+		return executions.map((execution) => byExecution.get(execution.id));
+	};
+	const postWebhook = (webhookProcess: QueueProcess, webhookPath: string, body: object = {}) =>
+		fetch(`${webhookProcess.current.url}/webhook/${webhookPath}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+	beforeAll(async () => {
+		const startedAt = Date.now();
+		const progress = (line: string) => process.stderr.write(`${line}\n`);
+		await Promise.all([buildPackage(progress), ensureN8n(n8nVersion, progress)]);
+		sandbox = await startSandbox({ requestsPerMinute: 0 });
+		limitedSandbox = await startSandbox({ requestsPerMinute: 20 });
+		workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agency-inbox-queue-'));
+
+		const room = sandbox.state.rooms[0];
+		const scheduledBid = sandbox.state.bidIntents.find((intent) => intent.status === 'scheduled')!;
+		const limited = (credential: { id: string; name: string }, apiKey: string, processesSharingKey: number): CredentialToImport => ({
+			...credential,
+			type: 'agencyInboxApi',
+			data: { apiKey, baseUrl: limitedSandbox.url, requestsPerMinute: 20, processesSharingKey },
+		});
+		const credentials: CredentialToImport[] = [
+			{ ...sandboxCredential(sandbox, 600), ...CREDENTIALS.main },
+			limited(CREDENTIALS.perProcess, limitedSandbox.apiKeys[0], 1),
+			limited(CREDENTIALS.shared, limitedSandbox.apiKeys[1], 2),
+		];
+		const workflows: WorkflowToImport[] = [
+			webhookToActions(WORKFLOWS.operations, PATHS.operations, CREDENTIALS.main, operationNodes(room.roomId, room.vendorProposal!.userId, scheduledBid.id)),
+			{
+				id: WORKFLOWS.webhookTrigger,
+				name: 'Queue: Agency Inbox Trigger',
+				nodes: [
+					{
+						id: nodeId(),
+						name: 'Agency Inbox Trigger',
+						type: NODE_TYPES.trigger,
+						typeVersion: 1,
+						position: [0, 0],
+						webhookId: TRIGGER_WEBHOOK_ID,
+						parameters: { events: ['*'], options: {} },
+						credentials: credentialRef(CREDENTIALS.main),
+					},
+					crmNode(sandbox.origin, "={{ JSON.stringify({ uid: 'delivery:' + $json.deliveryId, event: $json.event }) }}"),
+				],
+				connections: { 'Agency Inbox Trigger': { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] } },
+				settings: { executionOrder: 'v1' },
+			},
+			{
+				id: WORKFLOWS.proposals,
+				name: 'Queue: Agency Inbox Proposal Trigger',
+				nodes: [
+					{
+						id: nodeId(),
+						name: 'Proposal Changed',
+						type: NODE_TYPES.proposalTrigger,
+						typeVersion: 1,
+						position: [0, 0],
+						parameters: { pollTimes: pollEverySeconds(3), triggerOn: 'both', simplify: true, filters: {} },
+						credentials: credentialRef(CREDENTIALS.main),
+					},
+					crmNode(sandbox.origin, "={{ JSON.stringify({ uid: 'proposal:' + $json.uid, updatedAt: $json.updatedAt }) }}"),
+				],
+				connections: { 'Proposal Changed': { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] } },
+				settings: { executionOrder: 'v1' },
+			},
+			webhookToActions(WORKFLOWS.returnAllPerProcess, PATHS.returnAllPerProcess, CREDENTIALS.perProcess, RETURN_ALL),
+			webhookToActions(WORKFLOWS.returnAllShared, PATHS.returnAllShared, CREDENTIALS.shared, RETURN_ALL),
+		];
+		// The Return All workflows post how many records they got, once, to the rate-limited sandbox's CRM.
+		for (const id of [WORKFLOWS.returnAllPerProcess, WORKFLOWS.returnAllShared]) {
+			const workflow = workflows.find((candidate) => candidate.id === id)!;
+			workflow.nodes.push(crmNode(limitedSandbox.origin, `={{ JSON.stringify({ uid: '${id}', records: $input.all().length }) }}`, true));
+			(workflow.connections as Record<string, object>)['Get All Proposals'] = { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] };
+		}
+
+		topology = await startQueueTopology({
+			workDir,
+			n8nVersion,
+			credentials,
+			workflows,
+			publish: workflows.map((workflow) => workflow.id),
+			// One execution at a time per worker, so two runs queued together go to both workers.
+			workerConcurrency: 1,
+			env: { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'info' },
+			log: progress,
+		});
+		timings['setup (build, Postgres, Redis, import, main, 2 workers, 1 webhook process)'] = Date.now() - startedAt;
+	}, SETUP_TIMEOUT_MS);
+
+	afterAll(async () => {
+		await topology?.stop();
+		await sandbox?.close();
+		await limitedSandbox?.close();
+		if (workDir) await fs.rm(workDir, { recursive: true, force: true });
+		process.stderr.write(`queue timings (ms): ${JSON.stringify(timings)}\nqueue figures: ${JSON.stringify(figures, null, 1)}\n`);
+	}, 120_000);
+
+	it('runs every operation of the action node on a worker, started by a production webhook in the webhook process', async () => {
+		const requestsBefore = (await sandboxGet<RequestRecord[]>(sandbox, 'requests')).length;
+		const answer = await postWebhook(topology!.webhookProcesses[0], PATHS.operations);
+		expect(answer.status).toBe(200);
+		const [execution] = await waitFor('the operations run', () => executionsOf(WORKFLOWS.operations), (found) => found.length === 1, 60_000);
+		if (execution.status !== 'success') {
+			const detail = (await getJson<{ data: { data: string } }>(`${main().url}/rest/executions/${execution.id}`, main().restHeaders)).data;
+			// n8n stores run data in the `flatted` format; n8n's own copy parses it.
+			const flatted = require(require.resolve('flatted', { paths: [path.dirname((await ensureN8n(n8nVersion)).n8nBin)] })) as { parse(text: string): RunJson['data'] };
+			const { resultData } = flatted.parse(detail.data);
+			const nodeErrors = Object.entries(resultData.runData).map(([name, nodeRuns]) => `${name}: ${JSON.stringify((nodeRuns[0] as { error?: unknown }).error ?? 'ok').slice(0, 300)}`);
+			throw new Error(`the operations run ended ${execution.status}: ${resultData.error?.message}\n${nodeErrors.join('\n')}`);
+		}
+		const [worker] = await workerOf([execution]);
+		expect(WORKER_NAMES).toContain(worker);
+		figures['operations run on'] = worker;
+
+		const room = sandbox.state.rooms[0];
+		// Without the Proposal Trigger's polls (from the main, with its own updatedSince).
+		const isPoll = (request: RequestRecord) => request.query.updatedSince !== undefined && !request.query.updatedSince.startsWith('2026-05-01T00:00:00');
+		const requests = (await sandboxGet<RequestRecord[]>(sandbox, 'requests')).slice(requestsBefore).filter((request) => !isPoll(request));
+		expect(requests.filter((request) => request.status !== 200)).toEqual([]);
+		const count = (line: string) => requests.filter((request) => `${request.method} ${request.path.replace(/^\/service/, '')}` === line).length;
+		const membersPages = Math.ceil(sandbox.state.members.length / 20);
+		expect({
+			agency: count('GET /v1/agency'),
+			members: count('GET /v1/agency/members'),
+			invitations: count('GET /v1/agency/invitations'),
+			proposals: count('GET /v1/agency/proposals'),
+			proposal: count('GET /v1/agency/proposals/prop-0001'),
+			rooms: count('GET /v1/master-inbox/rooms'),
+			stories: count(`GET /v1/master-inbox/rooms/${room.roomId}/stories`),
+			send: count(`POST /v1/master-inbox/rooms/${room.roomId}/stories`),
+		}).toEqual({ agency: 1, members: membersPages, invitations: 1, proposals: 3, proposal: 1, rooms: 1, stories: 1, send: 1 });
+		expect(requests.filter((request) => request.method === 'DELETE')).toHaveLength(1);
+		expect(requests).toHaveLength(membersPages + 10);
+		// The dateTime field was read in the workflow's time zone on the worker.
+		expect(requests.find((request) => request.query.updatedSince)?.query.updatedSince).toMatch(/^2026-05-01T00:00:00(\.000)?\+02:00$/);
+		const messages = await sandboxGet<Array<{ roomId: string; freelancerUid: string; message: string }>>(sandbox, 'messages');
+		expect(messages.filter((message) => message.message === SENT_MESSAGE)).toEqual([expect.objectContaining({ roomId: room.roomId, freelancerUid: room.vendorProposal!.userId })]);
+		const bid = (await sandboxGet<Array<{ id: string; status: string }>>(sandbox, 'bid-intents')).find((intent) => intent.status === 'cancelled');
+		expect(bid).toBeDefined();
+	}, 120_000);
+
+	describe('webhook trigger in the webhook process', () => {
+		const triggerUrl = (webhookProcess: QueueProcess) => `${webhookProcess.current.url}/webhook/${TRIGGER_WEBHOOK_ID}/webhook`;
+		const deliver = async (webhookProcess: QueueProcess, id: string, type = 'chat.message.sent', secret = sandbox.signingSecret) => {
+			const delivery = signedDelivery(triggerUrl(webhookProcess), secret, type, { proposal: { uid: 'prop-0001' }, message: { text: id }, chat: { id: 'room-001' } }, id);
+			const answer = await fetch(delivery.url, { method: 'POST', headers: { 'content-type': 'application/json', ...delivery.headers }, body: delivery.body });
+			return { status: answer.status, message: ((await answer.json().catch(() => ({}))) as { message?: string }).message };
+		};
+		const runs = () => executionsOf(WORKFLOWS.webhookTrigger);
+		const crmRowsFor = async (id: string) => (await sandboxGet<Array<{ uid: string }>>(sandbox, 'crm')).filter((row) => row.uid === `delivery:${id}`).length;
+		const kinds = ['proposal.accepted', 'chat.message.sent', 'bid_intent.scheduled', 'message.attempt.exhausted'];
+		const firstIds = kinds.map((kind) => `msg_queue_${kind}`);
+
+		it('starts one run per signed delivery of each event kind, on the workers; a forged one gets 401 and no run', async () => {
+			const webhookProcess = topology!.webhookProcesses[0];
+			const answers = await Promise.all(kinds.map((kind, index) => deliver(webhookProcess, firstIds[index], kind)));
+			expect(answers).toEqual(kinds.map(() => ({ status: 200, message: 'Delivery accepted; run started' })));
+			const forged = await deliver(webhookProcess, 'msg_queue_forged', 'chat.message.sent', `whsec_${Buffer.from('not the secret').toString('base64')}`);
+			expect(forged.status).toBe(401);
+
+			const found = await waitFor('4 runs', runs, (executions) => executions.length === 4, 60_000);
+			expect(found.map((execution) => execution.status)).toEqual(['success', 'success', 'success', 'success']);
+			const workers = await workerOf(found);
+			expect(workers.every((worker) => worker && WORKER_NAMES.includes(worker))).toBe(true);
+			figures['trigger runs per worker'] = Object.fromEntries(WORKER_NAMES.map((name) => [name, workers.filter((worker) => worker === name).length]));
+			for (const id of firstIds) expect(await crmRowsFor(id)).toBe(1);
+			expect(await crmRowsFor('msg_queue_forged')).toBe(0);
+		}, 120_000);
+
+		it('starts no second run for a re-delivery 5 s later', async () => {
+			await sleep(5_000);
+			const later = await Promise.all(firstIds.map((id) => deliver(topology!.webhookProcesses[0], id)));
+			expect(later).toEqual(firstIds.map(() => ({ status: 200, message: ALREADY_ACCEPTED })));
+			await sleep(3_000);
+			expect(await runs()).toHaveLength(4);
+		}, 60_000);
+
+		it('after the webhook process restarts, refuses some re-deliveries and starts at most one more run per delivery (measured)', async () => {
+			const webhookProcess = topology!.webhookProcesses[0];
+			const oneAtATime = kinds.map((kind) => `msg_queue_one_at_a_time_${kind}`);
+			for (const [index, id] of oneAtATime.entries()) {
+				expect(await deliver(webhookProcess, id, kinds[index])).toEqual({ status: 200, message: 'Delivery accepted; run started' });
+				await waitFor(`the run of ${id}`, runs, (executions) => executions.length === 4 + index + 1, 60_000);
+			}
+			const startedAt = Date.now();
+			await webhookProcess.restart();
+			timings['webhook process restart'] = Date.now() - startedAt;
+			// Each run saves its own worker's ids, over what the other worker saved: measured, not promised.
+			const afterRestart = await Promise.all(oneAtATime.map((id) => deliver(webhookProcess, id)));
+			const overlapped = await Promise.all(firstIds.map((id) => deliver(webhookProcess, id)));
+			await sleep(5_000);
+			const startedAgain = (answers: Array<{ message?: string }>) => answers.filter((answer) => answer.message !== ALREADY_ACCEPTED).length;
+			figures['re-delivered after a webhook process restart'] = {
+				'one at a time (each after the previous run ended), started again': `${startedAgain(afterRestart)} of ${oneAtATime.length}`,
+				'four at once (runs overlapping on two workers), started again': `${startedAgain(overlapped)} of ${firstIds.length}`,
+			};
+			// Every answer is a 200, and a delivery runs at most once more than it was accepted.
+			expect([...afterRestart, ...overlapped].every((answer) => answer.status === 200)).toBe(true);
+			expect((await runs()).length).toBe(8 + startedAgain(afterRestart) + startedAgain(overlapped));
+			// The run that saved last carries its own id and those its worker loaded: never all forgotten.
+			expect(startedAgain(afterRestart)).toBeLessThan(oneAtATime.length);
+		}, 180_000);
+
+		it('with two webhook processes: one after the other, the second refuses; at the same moment, both start a run (measured)', async () => {
+			const startedAt = Date.now();
+			const second = await topology!.addWebhookProcess();
+			timings['second webhook process start'] = Date.now() - startedAt;
+			const [first] = topology!.webhookProcesses;
+			const before = (await runs()).length;
+
+			// One after the other, after the first run finished: the second process reads the id saved by that run.
+			const sequential = ['msg_queue_sequential_1', 'msg_queue_sequential_2', 'msg_queue_sequential_3'];
+			for (const id of sequential) {
+				expect(await deliver(first, id)).toEqual({ status: 200, message: 'Delivery accepted; run started' });
+				await waitFor(`the run of ${id}`, runs, (executions) => executions.length === before + sequential.indexOf(id) + 1, 60_000);
+				expect(await crmRowsFor(id)).toBe(1);
+				expect(await deliver(second, id)).toEqual({ status: 200, message: ALREADY_ACCEPTED });
+			}
+			await sleep(3_000);
+			expect((await runs()).length).toBe(before + sequential.length);
+
+			// At the same moment: nothing shared between the two processes can refuse the second one (measured, not promised).
+			const simultaneous = ['msg_queue_together_1', 'msg_queue_together_2', 'msg_queue_together_3'];
+			const beforeTogether = (await runs()).length;
+			const answers: string[] = [];
+			for (const id of simultaneous) {
+				const both = await Promise.all([deliver(first, id), deliver(second, id)]);
+				answers.push(...both.map((answer) => `${answer.status} ${answer.message}`));
+			}
+			await sleep(8_000);
+			const together = (await runs()).length - beforeTogether;
+			const downstream = await Promise.all(simultaneous.map(crmRowsFor));
+			figures['same delivery at two webhook processes at the same moment'] = { deliveries: simultaneous.length, answers, runsStarted: together, rowsDownstream: downstream };
+			// Whatever happened, each delivery reached the downstream node at least once and at most twice.
+			expect(downstream.every((rows) => rows >= 1 && rows <= 2)).toBe(true);
+			expect(together).toBeGreaterThanOrEqual(simultaneous.length);
+			expect(together).toBeLessThanOrEqual(2 * simultaneous.length);
+		}, 240_000);
+	});
+
+	describe('proposal trigger', () => {
+		const crmRows = async () => (await sandboxGet<Array<{ uid: string; updatedAt: string }>>(sandbox, 'crm')).filter((row) => row.uid.startsWith('proposal:'));
+		const pollRequests = async () => (await sandboxGet<RequestRecord[]>(sandbox, 'requests')).filter((request) => request.path.endsWith('/v1/agency/proposals') && request.query.updatedSince);
+
+		it('polls in the main (also while every worker is stopped), runs on the workers, once per change and never without one', async () => {
+			await waitFor('a poll', pollRequests, (requests) => requests.length > 0, 30_000);
+			const runsBefore = (await executionsOf(WORKFLOWS.proposals)).length;
+			const rowsBefore = (await crmRows()).length;
+
+			// Both workers frozen: polls go on (they run in the main), the change's run waits in the queue.
+			const workerPids = topology!.workers.map((worker) => worker.current.pid);
+			const pollsBefore = (await pollRequests()).length;
+			for (const pid of workerPids) process.kill(pid, 'SIGSTOP');
+			let changedWhileStopped: { uid: string; updatedAt: string };
+			try {
+				changedWhileStopped = (await postJson<{ data: { proposal: { uid: string; updatedAt: string } } }>(`${sandbox.origin}/_sandbox/changes`, { kind: 'clientReply', proposalUid: 'prop-0021' })).data.proposal;
+				await sleep(7_000);
+				expect((await pollRequests()).length).toBeGreaterThanOrEqual(pollsBefore + 2);
+				expect((await crmRows()).length).toBe(rowsBefore);
+			} finally {
+				for (const pid of workerPids) process.kill(pid, 'SIGCONT');
+			}
+			const changes = [changedWhileStopped];
+			for (const uid of ['prop-0022', 'prop-0023']) {
+				await sleep(4_000);
+				changes.push((await postJson<{ data: { proposal: { uid: string; updatedAt: string } } }>(`${sandbox.origin}/_sandbox/changes`, { kind: 'viewed', proposalUid: uid })).data.proposal);
+			}
+			await waitFor('the 3 changes in the CRM', crmRows, (rows) => rows.length >= rowsBefore + 3, 60_000);
+			// No change for 10 s: no run.
+			await sleep(10_000);
+			const rows = (await crmRows()).slice(rowsBefore);
+			expect(rows.map((row) => `${row.uid} ${row.updatedAt}`).sort()).toEqual(changes.map((change) => `proposal:${change.uid} ${change.updatedAt}`).sort());
+			const all = await executionsOf(WORKFLOWS.proposals);
+			// Newest first: the runs since the first change.
+			const executions = all.slice(0, all.length - runsBefore);
+			expect(executions).toHaveLength(3);
+			const workers = await workerOf(executions);
+			expect(workers.every((worker) => worker && WORKER_NAMES.includes(worker))).toBe(true);
+			figures['proposal runs per worker'] = workers;
+		}, 180_000);
+	});
+
+	describe('request budget across two workers (the service at 20 requests per minute per key)', () => {
+		const limitedRequests = async (apiKeyLabel: string) =>
+			(await sandboxGet<RequestRecord[]>(limitedSandbox, 'requests')).filter((request) => request.apiKey === apiKeyLabel && request.path.endsWith('/v1/agency/proposals'));
+		const crmRecordsOf = async (workflowId: string) => (await sandboxGet<Array<{ uid: string; records: number }>>(limitedSandbox, 'crm')).filter((row) => row.uid === workflowId);
+		const expectedRecords = () => limitedSandbox.state.proposals.length;
+
+		/** Two Return All runs at the same moment, one on each worker; what the service saw. */
+		const twoReturnAlls = async (workflowId: string, webhookPath: string, apiKeyLabel: string) => {
+			const startedAt = Date.now();
+			const answers = await Promise.all([postWebhook(topology!.webhookProcesses[0], webhookPath), postWebhook(topology!.webhookProcesses[0], webhookPath)]);
+			expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+			const executions = await waitFor(`both Return All runs of ${workflowId}`, () => executionsOf(workflowId), (found) => found.length === 2, 300_000);
+			const wallMs = Date.now() - startedAt;
+			const requests = await limitedRequests(apiKeyLabel);
+			const pages = requests.filter((request) => request.status === 200).length;
+			const result = {
+				statuses: executions.map((execution) => execution.status),
+				workers: await workerOf(executions),
+				requests: requests.length,
+				pagesAnswered: pages,
+				answered429: requests.filter((request) => request.status === 429).length,
+				maxPerRollingMinute: maxPerRollingMinute(requests),
+				wallMs,
+				// The least time a limiter allows for these pages at 20 per minute: (ceil(P/R) - 1) minutes.
+				floorMs: (Math.ceil(pages / 20) - 1) * 60_000,
+				crm: await crmRecordsOf(workflowId),
+			};
+			return result;
+		};
+
+		it('without a share per process: both workers run at once, the service answers some requests 429, the pipeline absorbs them', async () => {
+			const result = await twoReturnAlls(WORKFLOWS.returnAllPerProcess, PATHS.returnAllPerProcess, 'key-1');
+			figures['Return All x2, budget per process (Processes Sharing This Key = 1)'] = result;
+			expect(result.statuses).toEqual(['success', 'success']);
+			expect(new Set(result.workers)).toEqual(new Set(WORKER_NAMES));
+			expect(result.crm.map((row) => row.records)).toEqual([expectedRecords(), expectedRecords()]);
+			expect(result.pagesAnswered).toBe(2 * RATE_LIMITED_PAGES);
+		}, 400_000);
+
+		it('with Processes Sharing This Key = 2: at most 20 requests in any rolling minute and no 429', async () => {
+			const result = await twoReturnAlls(WORKFLOWS.returnAllShared, PATHS.returnAllShared, 'key-2');
+			figures['Return All x2, Processes Sharing This Key = 2'] = result;
+			expect(result.statuses).toEqual(['success', 'success']);
+			expect(new Set(result.workers)).toEqual(new Set(WORKER_NAMES));
+			expect(result.crm.map((row) => row.records)).toEqual([expectedRecords(), expectedRecords()]);
+			expect(result.answered429).toBe(0);
+			expect(result.maxPerRollingMinute).toBeLessThanOrEqual(20);
+		}, 400_000);
+	});
+
+	describe('a worker restarted in the middle of a Return All', () => {
+		it("leaves the run failed or finished as n8n reports it, never half-sent downstream, and sends nothing twice", async () => {
+			const crmBefore = (await sandboxGet<Array<{ uid: string }>>(limitedSandbox, 'crm')).filter((row) => row.uid === WORKFLOWS.returnAllShared).length;
+			const executionsBefore = (await allExecutionsOf(WORKFLOWS.returnAllShared)).length;
+			const requestsBefore = (await sandboxGet<RequestRecord[]>(limitedSandbox, 'requests')).length;
+			expect((await postWebhook(topology!.webhookProcesses[0], PATHS.returnAllShared)).status).toBe(200);
+			const [running] = await waitFor('the run to start', () => allExecutionsOf(WORKFLOWS.returnAllShared), (found) => found.length > executionsBefore, 30_000);
+			const workerName = await waitFor('the worker of the run', async () => (await workerOf([running]))[0], (name) => name !== undefined, 30_000);
+			// A few pages in, the worker gets SIGTERM (n8n waits for running executions, up to its graceful shutdown timeout) and starts again.
+			await waitFor('3 pages', async () => (await sandboxGet<RequestRecord[]>(limitedSandbox, 'requests')).length - requestsBefore, (count) => count >= 3, 60_000);
+			const worker = topology!.workers.find((candidate) => candidate.name === workerName)!;
+			const restartAt = Date.now();
+			await worker.restart();
+			timings['worker restart in the middle of a Return All'] = Date.now() - restartAt;
+			const [ended] = await waitFor('the run to end', () => allExecutionsOf(WORKFLOWS.returnAllShared), (found) => finishedExecutions(found).some((execution) => execution.id === running.id), 180_000);
+			const final = (await allExecutionsOf(WORKFLOWS.returnAllShared)).find((execution) => execution.id === running.id)!;
+			const rows = (await sandboxGet<Array<{ uid: string; records: number }>>(limitedSandbox, 'crm')).filter((row) => row.uid === WORKFLOWS.returnAllShared).slice(crmBefore);
+			const requests = (await sandboxGet<RequestRecord[]>(limitedSandbox, 'requests')).slice(requestsBefore);
+			figures['worker restart in a Return All'] = { status: final.status, ended: ended.id, rowsDownstream: rows, requests: requests.length, answered429: requests.filter((request) => request.status === 429).length };
+			// Downstream got the whole result once, or nothing.
+			if (final.status === 'success') expect(rows).toEqual([expect.objectContaining({ records: limitedSandbox.state.proposals.length })]);
+			else expect(rows).toEqual([]);
+			// Reads only: nothing was written to the service.
+			expect(requests.filter((request) => request.method !== 'GET')).toEqual([]);
+		}, 400_000);
+	});
+});
