@@ -35,6 +35,7 @@ import {
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor } from './support';
+import type { RequestLogEntry } from '../../sandbox/core';
 
 const FIXTURES_DIR = path.join(REPO_ROOT, 'test', 'compat', '0.1.0');
 /**
@@ -58,12 +59,6 @@ const ACTION_FIXTURES = [
 const TRIGGER_FIXTURES = ['trigger-proposal.json', 'trigger-webhook.json'] as const;
 type Fixture = (typeof ACTION_FIXTURES)[number] | (typeof TRIGGER_FIXTURES)[number];
 
-interface RequestRecord {
-	method: string;
-	path: string;
-	query: Record<string, string>;
-	status: number;
-}
 
 /** n8n's REST API sends a run's data in the `flatted` format: a JSON array whose strings are indexes into it. */
 function unflatten(text: string): unknown {
@@ -108,7 +103,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 	let fixturesSha256: string;
 	let batch: Map<string, BatchExecutionResult>;
 	/** Sandbox requests made by the action workflows, before any trigger ran. */
-	let actionRequests: RequestRecord[];
+	let actionRequests: RequestLogEntry[];
 	const timings: Record<string, number> = {};
 	const sandboxGet = <T>(route: string) => getJson<{ data: T }>(`${sandbox!.origin}/_sandbox/${route}`).then((answer) => answer.data);
 	const workflowId = (fixture: Fixture) => fixtures.get(fixture)!.id;
@@ -151,7 +146,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 
 		stepAt = Date.now();
 		batch = await executeWorkflows(userFolder, ACTION_FIXTURES.map(workflowId));
-		actionRequests = await sandboxGet<RequestRecord[]>('requests');
+		actionRequests = await sandboxGet<RequestLogEntry[]>('requests');
 		timings['n8n execute-batch (9 workflows)'] = Date.now() - stepAt;
 
 		stepAt = Date.now();
@@ -272,7 +267,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		// The first poll after activation only notes where to start.
 		await waitFor(
 			'the proposal trigger to poll',
-			() => sandboxGet<RequestRecord[]>('requests'),
+			() => sandboxGet<RequestLogEntry[]>('requests'),
 			(records) => records.some((record) => record.path.endsWith('/v1/agency/proposals') && record.query.updatedSince),
 		);
 		await postJson(`${sandbox!.origin}/_sandbox/changes`, { kind: 'viewed' });

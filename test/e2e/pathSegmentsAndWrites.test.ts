@@ -11,16 +11,12 @@ import { ensureN8n, executeWorkflow, nodeOutputJson, type ExecutionResult } from
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { getJson, postJson } from './support';
+import type { RequestLogEntry } from '../../sandbox/core';
 
 const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
 const WORKFLOW_ID = 'e2ePathSegment01';
 
-interface RequestRecord {
-	method: string;
-	path: string;
-	status: number;
-}
 
 const byId = (value: string) => ({ __rl: true, mode: 'id', value });
 
@@ -40,7 +36,7 @@ describe(`IDs that are not path segments, and writes whose connection drops, in 
 	let sandbox: Sandbox | undefined;
 	let workDir: string | undefined;
 	let run: ExecutionResult;
-	let requests: RequestRecord[];
+	let requests: RequestLogEntry[];
 	let roomId: string;
 	let bidIntentId: string;
 	const sandboxGet = <T>(route: string) => getJson<{ data: T }>(`${sandbox!.origin}/_sandbox/${route}`).then((answer) => answer.data);
@@ -71,7 +67,7 @@ describe(`IDs that are not path segments, and writes whose connection drops, in 
 			await postJson(`${sandbox.origin}/_sandbox/faults`, { kind: 'drop', method, pathPrefix: '/v1', afterProcessing: true });
 		}
 		run = await executeWorkflow(userFolder, WORKFLOW_ID);
-		requests = await sandboxGet<RequestRecord[]>('requests');
+		requests = await sandboxGet<RequestLogEntry[]>('requests');
 	}, SETUP_TIMEOUT_MS);
 
 	afterAll(async () => {

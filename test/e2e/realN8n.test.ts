@@ -22,6 +22,7 @@ import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, startLossyRelay, waitFor, type LossyRelay } from './support';
+import type { RequestLogEntry } from '../../sandbox/core';
 
 const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
@@ -29,12 +30,6 @@ const SETUP_TIMEOUT_MS = 30 * 60_000;
 const E2E_POLL_TIMES = pollEverySeconds(3);
 const WORKFLOW_IDS = { crm: 'aiSampleCrmFlow1', chat: 'aiSampleChatFlw1', bid: 'aiSampleBidFlow1', operations: 'e2eOperations001' };
 
-interface RequestRecord {
-	method: string;
-	path: string;
-	query: Record<string, string>;
-	status: number;
-}
 interface SentMessage {
 	roomId: string;
 	freelancerUid: string;
@@ -146,7 +141,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 
 	describe('every operation of the action node (n8n execute)', () => {
 		const outputOf = (nodeName: string) => nodeOutputJson(operationsRun.run, nodeName);
-		const requests = () => sandboxGet<RequestRecord[]>('requests');
+		const requests = () => sandboxGet<RequestLogEntry[]>('requests');
 
 		it('runs without a node error', () => {
 			const failed = Object.entries(operationsRun.run.data.resultData.runData)
@@ -217,7 +212,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 			// The first poll after activation only sets the starting point; wait for a real sweep.
 			await waitFor(
 				'the proposal trigger to poll',
-				() => sandboxGet<RequestRecord[]>('requests'),
+				() => sandboxGet<RequestLogEntry[]>('requests'),
 				(records) => records.some((record) => record.path.endsWith('/v1/agency/proposals') && record.query.updatedSince),
 				30_000,
 			);

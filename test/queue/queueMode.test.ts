@@ -14,6 +14,7 @@ import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { executionsByWorker, startQueueTopology, type QueueProcess, type QueueTopology } from '../../scripts/n8n/queue';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor, type ExecutionSummary } from '../e2e/support';
+import type { RequestLogEntry } from '../../sandbox/core';
 
 const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
@@ -38,14 +39,6 @@ const ALREADY_ACCEPTED = 'Delivery already accepted; no second run';
 const SENT_MESSAGE = 'Hello from the queue-mode test';
 const RATE_LIMITED_PAGES = 15;
 
-interface RequestRecord {
-	method: string;
-	path: string;
-	query: Record<string, string>;
-	apiKey: string;
-	status: number;
-	at: string;
-}
 
 const credentialRef = (credential: { id: string; name: string }) => ({ agencyInboxApi: credential });
 let nodeSerial = 0;
@@ -125,7 +118,7 @@ function operationNodes(roomId: string, freelancerUid: string, bidIntentId: stri
 const RETURN_ALL: Array<[string, Record<string, unknown>]> = [['Get All Proposals', { resource: 'proposal', operation: 'getAll', returnAll: true, filters: {}, simplify: true }]];
 
 /** Most requests the service saw in any 60 s window, 429s included. */
-function maxPerRollingMinute(requests: RequestRecord[]): number {
+function maxPerRollingMinute(requests: RequestLogEntry[]): number {
 	const times = requests.map((request) => Date.parse(request.at)).sort((a, b) => a - b);
 	let most = 0;
 	for (let first = 0, last = 0; last < times.length; last++) {
@@ -247,7 +240,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 	}, 120_000);
 
 	it('runs every operation of the action node on a worker, started by a production webhook in the webhook process', async () => {
-		const requestsBefore = (await sandboxGet<RequestRecord[]>(sandbox, 'requests')).length;
+		const requestsBefore = (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).length;
 		const answer = await postWebhook(topology!.webhookProcesses[0], PATHS.operations);
 		expect(answer.status).toBe(200);
 		const [execution] = await waitFor('the operations run', () => executionsOf(WORKFLOWS.operations), (found) => found.length === 1, 60_000);
@@ -265,8 +258,8 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 
 		const room = sandbox.state.rooms[0];
 		// Without the Proposal Trigger's polls (from the main, with its own updatedSince).
-		const isPoll = (request: RequestRecord) => request.query.updatedSince !== undefined && !request.query.updatedSince.startsWith('2026-05-01T00:00:00');
-		const requests = (await sandboxGet<RequestRecord[]>(sandbox, 'requests')).slice(requestsBefore).filter((request) => !isPoll(request));
+		const isPoll = (request: RequestLogEntry) => request.query.updatedSince !== undefined && !request.query.updatedSince.startsWith('2026-05-01T00:00:00');
+		const requests = (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).slice(requestsBefore).filter((request) => !isPoll(request));
 		expect(requests.filter((request) => request.status !== 200)).toEqual([]);
 		const count = (line: string) => requests.filter((request) => `${request.method} ${request.path.replace(/^\/service/, '')}` === line).length;
 		const membersPages = Math.ceil(sandbox.state.members.length / 20);
@@ -391,7 +384,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 
 	describe('proposal trigger', () => {
 		const crmRows = async () => (await sandboxGet<Array<{ uid: string; updatedAt: string }>>(sandbox, 'crm')).filter((row) => row.uid.startsWith('proposal:'));
-		const pollRequests = async () => (await sandboxGet<RequestRecord[]>(sandbox, 'requests')).filter((request) => request.path.endsWith('/v1/agency/proposals') && request.query.updatedSince);
+		const pollRequests = async () => (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).filter((request) => request.path.endsWith('/v1/agency/proposals') && request.query.updatedSince);
 
 		it('polls in the main (also while every worker is stopped), runs on the workers, once per change and never without one', async () => {
 			await waitFor('a poll', pollRequests, (requests) => requests.length > 0, 30_000);
@@ -433,7 +426,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 
 	describe('request budget across two workers (the service at 20 requests per minute per key)', () => {
 		const limitedRequests = async (apiKeyLabel: string) =>
-			(await sandboxGet<RequestRecord[]>(limitedSandbox, 'requests')).filter((request) => request.apiKey === apiKeyLabel && request.path.endsWith('/v1/agency/proposals'));
+			(await sandboxGet<RequestLogEntry[]>(limitedSandbox, 'requests')).filter((request) => request.apiKey === apiKeyLabel && request.path.endsWith('/v1/agency/proposals'));
 		const crmRecordsOf = async (workflowId: string) => (await sandboxGet<Array<{ uid: string; records: number }>>(limitedSandbox, 'crm')).filter((row) => row.uid === workflowId);
 		const expectedRecords = () => limitedSandbox.state.proposals.length;
 
@@ -485,12 +478,12 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 		it("leaves the run failed or finished as n8n reports it, never half-sent downstream, and sends nothing twice", async () => {
 			const crmBefore = (await sandboxGet<Array<{ uid: string }>>(limitedSandbox, 'crm')).filter((row) => row.uid === WORKFLOWS.returnAllShared).length;
 			const executionsBefore = (await allExecutionsOf(WORKFLOWS.returnAllShared)).length;
-			const requestsBefore = (await sandboxGet<RequestRecord[]>(limitedSandbox, 'requests')).length;
+			const requestsBefore = (await sandboxGet<RequestLogEntry[]>(limitedSandbox, 'requests')).length;
 			expect((await postWebhook(topology!.webhookProcesses[0], PATHS.returnAllShared)).status).toBe(200);
 			const [running] = await waitFor('the run to start', () => allExecutionsOf(WORKFLOWS.returnAllShared), (found) => found.length > executionsBefore, 30_000);
 			const workerName = await waitFor('the worker of the run', async () => (await workerOf([running]))[0], (name) => name !== undefined, 30_000);
 			// A few pages in, the worker gets SIGTERM (n8n waits for running executions, up to its graceful shutdown timeout) and starts again.
-			await waitFor('3 pages', async () => (await sandboxGet<RequestRecord[]>(limitedSandbox, 'requests')).length - requestsBefore, (count) => count >= 3, 60_000);
+			await waitFor('3 pages', async () => (await sandboxGet<RequestLogEntry[]>(limitedSandbox, 'requests')).length - requestsBefore, (count) => count >= 3, 60_000);
 			const worker = topology!.workers.find((candidate) => candidate.name === workerName)!;
 			const restartAt = Date.now();
 			await worker.restart();
@@ -498,7 +491,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const [ended] = await waitFor('the run to end', () => allExecutionsOf(WORKFLOWS.returnAllShared), (found) => finishedExecutions(found).some((execution) => execution.id === running.id), 180_000);
 			const final = (await allExecutionsOf(WORKFLOWS.returnAllShared)).find((execution) => execution.id === running.id)!;
 			const rows = (await sandboxGet<Array<{ uid: string; records: number }>>(limitedSandbox, 'crm')).filter((row) => row.uid === WORKFLOWS.returnAllShared).slice(crmBefore);
-			const requests = (await sandboxGet<RequestRecord[]>(limitedSandbox, 'requests')).slice(requestsBefore);
+			const requests = (await sandboxGet<RequestLogEntry[]>(limitedSandbox, 'requests')).slice(requestsBefore);
 			figures['worker restart in a Return All'] = { status: final.status, ended: ended.id, rowsDownstream: rows, requests: requests.length, answered429: requests.filter((request) => request.status === 429).length };
 			// Downstream got the whole result once, or nothing.
 			if (final.status === 'success') expect(rows).toEqual([expect.objectContaining({ records: limitedSandbox.state.proposals.length })]);
