@@ -33,6 +33,32 @@ export const NODE_TYPES = {
  */
 export const SAMPLE_CREDENTIAL = { id: 'agencyInboxCred1', name: 'Agency Inbox account', type: 'agencyInboxApi' } as const;
 
+/** Where the end-to-end runs of every operation write: the room and sender of Send, the bid intent to cancel. */
+export interface OperationTargets {
+	roomId: string;
+	freelancerUid: string;
+	bidIntentId: string;
+	message: string;
+}
+
+/** One Agency Inbox node per operation (name → parameters), as the end-to-end tests run them. */
+export function everyOperation({ roomId, freelancerUid, bidIntentId, message }: OperationTargets): Array<[string, Record<string, unknown>]> {
+	const byId = (value: string) => ({ __rl: true, mode: 'id', value });
+	return [
+		['Get Agency', { resource: 'agency', operation: 'get' }],
+		['Get Many Members', { resource: 'member', operation: 'getAll', returnAll: true, filters: {} }],
+		['Get Pending Invitations', { resource: 'invitation', operation: 'getAll', limit: 5, filters: { status: 'pending' } }],
+		// 30 is more than one page (20): the node follows the cursor.
+		['Get Many Proposals', { resource: 'proposal', operation: 'getAll', limit: 30, filters: {}, simplify: true }],
+		['Get Updated Proposals', { resource: 'proposal', operation: 'getAll', limit: 5, filters: { updatedSince: '2026-05-01T00:00:00' } }],
+		['Get Proposal', { resource: 'proposal', operation: 'get', proposalId: byId('prop-0001') }],
+		['Get Chat Rooms', { resource: 'chatRoom', operation: 'getAll', limit: 5, filters: { clientMessageOnly: true }, options: {} }],
+		['Get Room Messages', { resource: 'message', operation: 'getAll', roomId: byId(roomId), limit: 3, filters: {} }],
+		['Send Message', { resource: 'message', operation: 'send', roomId: byId(roomId), freelancerUid: byId(freelancerUid), message }],
+		['Cancel Bid Intent', { resource: 'bidIntent', operation: 'cancel', bidIntentId }],
+	];
+}
+
 /**
  * A workflow of Agency Inbox action nodes (name → parameters), all fed by one Manual Trigger so
  * `n8n execute` can run it, each set to continue on fail so that one failing node does not stop the others.

@@ -9,6 +9,7 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import {
 	actionNodesWorkflow,
 	buildPackage,
+	everyOperation,
 	installIntoN8n,
 	loadSampleWorkflows,
 	pollEverySeconds,
@@ -43,28 +44,7 @@ interface BidIntent {
 
 /** One action node per operation, all fed by one Manual Trigger; a failing one does not stop the others. */
 function operationsWorkflow(sendRoomId: string, sendFreelancerUid: string, cancelBidId: string): WorkflowToImport {
-	const operations: Array<[string, Record<string, unknown>]> = [
-		['Get Agency', { resource: 'agency', operation: 'get' }],
-		['Get Many Members', { resource: 'member', operation: 'getAll', returnAll: true, filters: {} }],
-		['Get Pending Invitations', { resource: 'invitation', operation: 'getAll', limit: 5, filters: { status: 'pending' } }],
-		// 30 is more than one page (20): the node follows the cursor.
-		['Get Many Proposals', { resource: 'proposal', operation: 'getAll', limit: 30, filters: {}, simplify: true }],
-		['Get Updated Proposals', { resource: 'proposal', operation: 'getAll', limit: 5, filters: { updatedSince: '2026-05-01T00:00:00' } }],
-		['Get Proposal', { resource: 'proposal', operation: 'get', proposalId: { __rl: true, mode: 'id', value: 'prop-0001' } }],
-		['Get Chat Rooms', { resource: 'chatRoom', operation: 'getAll', limit: 5, filters: { clientMessageOnly: true }, options: {} }],
-		['Get Room Messages', { resource: 'message', operation: 'getAll', roomId: { __rl: true, mode: 'id', value: sendRoomId }, returnAll: true, filters: {} }],
-		[
-			'Send Message',
-			{
-				resource: 'message',
-				operation: 'send',
-				roomId: { __rl: true, mode: 'id', value: sendRoomId },
-				freelancerUid: { __rl: true, mode: 'id', value: sendFreelancerUid },
-				message: 'Hello from the end-to-end test',
-			},
-		],
-		['Cancel Bid Intent', { resource: 'bidIntent', operation: 'cancel', bidIntentId: cancelBidId }],
-	];
+	const operations = everyOperation({ roomId: sendRoomId, freelancerUid: sendFreelancerUid, bidIntentId: cancelBidId, message: 'Hello from the end-to-end test' });
 	return actionNodesWorkflow({
 		id: WORKFLOW_IDS.operations,
 		name: 'E2E: every operation of the Agency Inbox node',

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { NODE_TYPES, buildPackage, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
+import { NODE_TYPES, buildPackage, everyOperation, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
 import { ensureN8n, type CredentialToImport, type RunJson, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { executionsByWorker, startQueueTopology, type QueueProcess, type QueueTopology } from '../../scripts/n8n/queue';
@@ -91,30 +91,6 @@ function crmNode(sandboxOrigin: string, jsonBody: string, executeOnce = false): 
 	};
 }
 
-function operationNodes(roomId: string, freelancerUid: string, bidIntentId: string): Array<[string, Record<string, unknown>]> {
-	return [
-		['Get Agency', { resource: 'agency', operation: 'get' }],
-		['Get Many Members', { resource: 'member', operation: 'getAll', returnAll: true, filters: {} }],
-		['Get Pending Invitations', { resource: 'invitation', operation: 'getAll', limit: 5, filters: { status: 'pending' } }],
-		['Get Many Proposals', { resource: 'proposal', operation: 'getAll', limit: 30, filters: {}, simplify: true }],
-		['Get Updated Proposals', { resource: 'proposal', operation: 'getAll', limit: 5, filters: { updatedSince: '2026-05-01T00:00:00' } }],
-		['Get Proposal', { resource: 'proposal', operation: 'get', proposalId: { __rl: true, mode: 'id', value: 'prop-0001' } }],
-		['Get Chat Rooms', { resource: 'chatRoom', operation: 'getAll', limit: 5, filters: { clientMessageOnly: true }, options: {} }],
-		['Get Room Messages', { resource: 'message', operation: 'getAll', roomId: { __rl: true, mode: 'id', value: roomId }, limit: 3, filters: {} }],
-		[
-			'Send Message',
-			{
-				resource: 'message',
-				operation: 'send',
-				roomId: { __rl: true, mode: 'id', value: roomId },
-				freelancerUid: { __rl: true, mode: 'id', value: freelancerUid },
-				message: SENT_MESSAGE,
-			},
-		],
-		['Cancel Bid Intent', { resource: 'bidIntent', operation: 'cancel', bidIntentId }],
-	];
-}
-
 const RETURN_ALL: Array<[string, Record<string, unknown>]> = [['Get All Proposals', { resource: 'proposal', operation: 'getAll', returnAll: true, filters: {}, simplify: true }]];
 
 /** Most requests the service saw in any 60 s window, 429s included. */
@@ -169,7 +145,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			limited(CREDENTIALS.shared, limitedSandbox.apiKeys[1], 2),
 		];
 		const workflows: WorkflowToImport[] = [
-			webhookToActions(WORKFLOWS.operations, PATHS.operations, CREDENTIALS.main, operationNodes(room.roomId, room.vendorProposal!.userId, scheduledBid.id)),
+			webhookToActions(WORKFLOWS.operations, PATHS.operations, CREDENTIALS.main, everyOperation({ roomId: room.roomId, freelancerUid: room.vendorProposal!.userId, bidIntentId: scheduledBid.id, message: SENT_MESSAGE })),
 			{
 				id: WORKFLOWS.webhookTrigger,
 				name: 'Queue: Agency Inbox Trigger',
