@@ -1,9 +1,12 @@
-/** Unit and engine-level tests. End-to-end tests in a real n8n run with `npm run test:e2e` and `npm run test:queue`. */
+/**
+ * Unit and engine-level tests. End-to-end tests in a real n8n run with `npm run test:e2e` and
+ * `npm run test:queue`, the browser smoke test with `npm run test:browser`.
+ */
 module.exports = {
 	preset: 'ts-jest',
 	testEnvironment: 'node',
 	roots: ['<rootDir>/test'],
-	testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/', '<rootDir>/test/queue/'],
+	testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/', '<rootDir>/test/queue/', '<rootDir>/test/browser/'],
 	reporters: ['default', '<rootDir>/test/helpers/totalsReporter.js'],
 	testTimeout: 30_000,
 	globalSetup: '<rootDir>/test/helpers/n8nUserFolderSetup.js',
