@@ -66,11 +66,15 @@ export async function pickInNodesPanel(page: Page, entry: string): Promise<Locat
 
 /** Closes whatever dialog, node view, list or panel a failed step may have left open. */
 export async function dismissOverlays(page: Page): Promise<void> {
-	const overlays = [page.getByTestId('credential-edit-dialog'), page.getByTestId('ndv'), page.getByTestId('node-creator')];
+	const credentialDialog = page.getByTestId('credential-edit-dialog');
+	const ndv = page.getByTestId('ndv');
+	const nodesPanel = page.getByTestId('node-creator');
 	for (let attempt = 0; attempt < 4; attempt++) {
-		const open = await Promise.all(overlays.map((overlay) => overlay.isVisible()));
-		if (!open.some(Boolean)) return;
-		await page.keyboard.press('Escape');
+		if (await credentialDialog.isVisible()) await page.keyboard.press('Escape');
+		// Escape does not close an open locator list, nor the node view behind it; its close button does.
+		else if (await ndv.isVisible()) await page.getByTestId('ndv-close-button').click({ timeout: 5_000 }).catch(() => page.keyboard.press('Escape'));
+		else if (await nodesPanel.isVisible()) await page.keyboard.press('Escape');
+		else return;
 		await page.waitForTimeout(300);
 	}
 }

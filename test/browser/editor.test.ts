@@ -64,11 +64,16 @@ describe('the Agency Inbox nodes in n8n\'s editor (headless Chromium)', () => {
 
 	beforeAll(async () => {
 		const progress = (line: string) => process.stderr.write(`${line}\n`);
-		[environment, browser] = await Promise.all([startEditorEnvironment({ log: progress }), launchChromium()]);
-		Object.assign(timings, environment.timings);
-		page = await browser.context.newPage();
+		// Started side by side; whichever started is kept (and stopped in afterAll) even if the other failed.
+		const [started, launched] = await Promise.allSettled([startEditorEnvironment({ log: progress }), launchChromium()]);
+		if (started.status === 'fulfilled') environment = started.value;
+		if (launched.status === 'fulfilled') browser = launched.value;
+		if (started.status === 'rejected') throw started.reason;
+		if (launched.status === 'rejected') throw launched.reason;
+		Object.assign(timings, started.value.timings);
+		page = await launched.value.context.newPage();
 		const signInAt = Date.now();
-		await signIn(page, environment);
+		await signIn(page, started.value);
 		timings['sign in'] = Date.now() - signInAt;
 	}, SETUP_TIMEOUT_MS);
 
