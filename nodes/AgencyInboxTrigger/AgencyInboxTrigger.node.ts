@@ -12,7 +12,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
-import { deliveryLogFor, isStored } from './deliveryLog';
+import { deliveryLogFor, isStored, runLogFor } from './deliveryLog';
 import { isEventSelected } from './envelope';
 import { isServiceSender } from './senderAllowlist';
 import { signingKeyFor } from './signingSecret';
@@ -37,6 +37,17 @@ function refuse(response: PlainResponse, status: number, message: string): IWebh
 
 /** Static data key of the accepted deliveries (0.1.0 kept a plain list under the same key). */
 const DELIVERY_LOG_KEY = 'acceptedDeliveries';
+
+/**
+ * Field of a delivery's item that carries the accepting process's recent ids to the run; `execute()`
+ * removes it before anything downstream sees the item.
+ */
+const CARRIED_DELIVERIES_FIELD = 'deliveriesAcceptedRecently';
+
+function withoutCarriedDeliveries(item: INodeExecutionData): INodeExecutionData {
+	const { [CARRIED_DELIVERIES_FIELD]: _carried, ...json } = item.json;
+	return { ...item, json };
+}
 
 /** A trigger node across requests and runs: its workflow's id and its node id. */
 function triggerKey(context: IWebhookFunctions | IExecuteFunctions): string {
@@ -183,7 +194,8 @@ export class AgencyInboxTrigger implements INodeType {
 
 		const delivery = deliveryFromRequest(request, verified);
 		const log = deliveryLogFor(triggerKey(this));
-		log.absorb(this.getWorkflowStaticData('node')[DELIVERY_LOG_KEY], Date.now());
+		const now = Date.now();
+		log.absorb(this.getWorkflowStaticData('node')[DELIVERY_LOG_KEY], now);
 		if (delivery.deliveryId && log.has(delivery.deliveryId)) {
 			return acknowledgeWithoutRun('Delivery already accepted; no second run');
 		}
@@ -192,9 +204,10 @@ export class AgencyInboxTrigger implements INodeType {
 			return acknowledgeWithoutRun(`Event ${delivery.event} is not selected in the trigger; no run`);
 		}
 		// Remembered at once in this process, so an overlapping re-delivery cannot start a second run.
-		if (delivery.deliveryId) log.add(delivery.deliveryId, Date.now());
+		if (delivery.deliveryId) log.add(delivery.deliveryId, now);
+		const item = { ...delivery, [CARRIED_DELIVERIES_FIELD]: log.recent(now) };
 		return {
-			workflowData: [[{ json: delivery as unknown as IDataObject }]],
+			workflowData: [[{ json: item as unknown as IDataObject }]],
 			webhookResponse: { message: 'Delivery accepted; run started', deliveryId: delivery.deliveryId },
 		};
 	}
@@ -203,22 +216,35 @@ export class AgencyInboxTrigger implements INodeType {
 	 * The first step of the run a delivery started: records its id in the node's static data. n8n
 	 * saves static data changed during a run when the run ends, but drops changes made in `webhook()`
 	 * (the run builds a new Workflow over the same static data, which clears its "changed" flag).
-	 * In queue mode this runs on a worker, whose memory lacks the webhook process's ids: the
-	 * delivery's own id comes from the item. A delivery that an earlier run already recorded (another
-	 * webhook process accepted it too) stops here, so the rest of the workflow runs once.
+	 * In queue mode this runs on a worker: the item brings the webhook process's recent ids, so the
+	 * save this run makes carries them even when another run saved in between. A delivery that an
+	 * earlier run already recorded, or whose run this process already started (a second webhook
+	 * process accepted it too), stops here, so the rest of the workflow runs once.
 	 */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const items = this.getInputData();
+		const received = this.getInputData();
+		const items = received.map(withoutCarriedDeliveries);
 		if (this.getMode() === 'manual') return [items];
 		const staticData = this.getWorkflowStaticData('node');
 		const stored = staticData[DELIVERY_LOG_KEY];
-		const firstRuns = items.filter((item) => !(typeof item.json.deliveryId === 'string' && isStored(stored, item.json.deliveryId)));
-		const log = deliveryLogFor(triggerKey(this));
+		const key = triggerKey(this);
+		const log = deliveryLogFor(key);
+		const runs = runLogFor(key);
+		// Static data that is this process's own log (n8n handed back the object a run stored) holds
+		// the ids accepted here, not just those of earlier runs: only the run log tells those apart.
+		const storedByEarlierRuns = stored === log.buckets ? undefined : stored;
 		const now = Date.now();
-		log.absorb(stored, now);
-		for (const item of firstRuns) {
+		const firstRuns = items.filter((item) => {
 			const deliveryId = item.json.deliveryId;
-			if (typeof deliveryId === 'string' && deliveryId) log.add(deliveryId, now);
+			if (typeof deliveryId !== 'string' || !deliveryId) return true;
+			if (isStored(storedByEarlierRuns, deliveryId) || runs.has(deliveryId)) return false;
+			runs.add(deliveryId, now);
+			return true;
+		});
+		log.absorb(stored, now);
+		for (const item of received) log.absorb(item.json[CARRIED_DELIVERIES_FIELD], now);
+		for (const item of firstRuns) {
+			if (typeof item.json.deliveryId === 'string' && item.json.deliveryId) log.add(item.json.deliveryId, now);
 		}
 		staticData[DELIVERY_LOG_KEY] = log.buckets;
 		return [firstRuns];

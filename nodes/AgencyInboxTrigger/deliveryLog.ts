@@ -21,6 +21,8 @@ export const MAX_REMEMBERED_DELIVERIES = 50_000;
 
 const BUCKET_MS = 60 * 60 * 1000;
 const DIGEST_CHARS = 8;
+/** At most this many digests travel with a delivery's run (8 KB): about two hours at 10,000 a day. */
+export const MAX_CARRIED_DELIVERIES = 1_000;
 
 /** Hour bucket -> concatenated digests, oldest first within a bucket. */
 export type StoredDeliveries = Record<string, string>;
@@ -99,6 +101,24 @@ export class DeliveryLog {
 		this.forgetExpired(nowMs);
 	}
 
+	/**
+	 * The ids accepted this hour and the hour before, newest last, at most MAX_CARRIED_DELIVERIES, in
+	 * the stored form: what a webhook process hands to the run it starts, so the worker that runs it
+	 * saves them too.
+	 */
+	recent(nowMs: number): StoredDeliveries {
+		const hourNow = Math.floor(nowMs / BUCKET_MS);
+		const recent: StoredDeliveries = {};
+		let room = MAX_CARRIED_DELIVERIES;
+		for (const hour of [String(hourNow), String(hourNow - 1)]) {
+			const bucket = this.buckets[hour];
+			if (!bucket || room === 0) continue;
+			recent[hour] = bucket.slice(Math.max(0, bucket.length - room * DIGEST_CHARS));
+			room -= recent[hour].length / DIGEST_CHARS;
+		}
+		return recent;
+	}
+
 	/** Takes in what another process or an earlier run stored (static data as n8n loaded it). */
 	absorb(stored: unknown, nowMs: number): void {
 		const oldestKept = oldestHourKept(nowMs);
@@ -141,14 +161,28 @@ export class DeliveryLog {
 	}
 }
 
-/** Per trigger node (workflow id and node id), for the life of the n8n process. */
-const logs = new Map<string, DeliveryLog>();
-
-export function deliveryLogFor(trigger: string): DeliveryLog {
+function logIn(logs: Map<string, DeliveryLog>, trigger: string): DeliveryLog {
 	let log = logs.get(trigger);
 	if (!log) {
 		log = new DeliveryLog();
 		logs.set(trigger, log);
 	}
 	return log;
+}
+
+const acceptedLogs = new Map<string, DeliveryLog>();
+const runLogs = new Map<string, DeliveryLog>();
+
+/** The deliveries a trigger node (workflow id and node id) accepted or learnt of, for the life of the n8n process. */
+export function deliveryLogFor(trigger: string): DeliveryLog {
+	return logIn(acceptedLogs, trigger);
+}
+
+/**
+ * The deliveries whose run this process started. Kept apart from the accepted ones because in a
+ * single n8n the process that accepts a delivery also runs it; in queue mode it tells a worker that
+ * a second webhook process queued the same delivery again.
+ */
+export function runLogFor(trigger: string): DeliveryLog {
+	return logIn(runLogs, trigger);
 }

@@ -10,7 +10,7 @@ import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInbo
 import { DeliveryLog } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
 import type { TriggerWorkflow } from '../../helpers/engine';
 import { newSigningSecret, signDelivery } from './signedDeliveries';
-import { deliver, persistedStaticData, triggerWith } from './webhookRequests';
+import { deliver, persistedStaticData, receive, triggerOutput, triggerWith } from './webhookRequests';
 
 const productionSecret = newSigningSecret();
 const testSecret = newSigningSecret();
@@ -147,6 +147,36 @@ describe('Agency Inbox Trigger: replays and duplicates', () => {
 		const run = await trigger.runStartedBy([{ json: { event: 'chat.message.sent', deliveryId: 'msg_twice', payload: {} } }, { json: { event: 'chat.message.sent', deliveryId: 'msg_once', payload: {} } }]);
 		const output = run.data.resultData.runData['Node Under Test'][0].data?.main[0]?.map((item) => item.json.deliveryId);
 		expect(output).toEqual(['msg_once']);
+	});
+
+	it('hands the webhook process\'s recent ids to the run, so the worker\'s save carries them all (queue mode)', async () => {
+		// Workflow ids stand for processes here: each has its own memory, as each n8n process does.
+		const webhookProcess = triggerWith({}, secrets, {}, 'queue-webhook-process');
+		const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
+		const ids = ['msg_queue_1', 'msg_queue_2', 'msg_queue_3'];
+		const accepted = [];
+		for (const id of ids) accepted.push((await receive(webhookProcess, signedRequest(body, productionSecret, { id }))).workflowData![0]);
+		// Only the last run's save survives (another worker's save of the first two was overwritten).
+		const worker = triggerWith({}, secrets, {}, 'queue-worker');
+		expect(triggerOutput(await worker.runStartedBy(accepted[2]))).toEqual([
+			{ event: 'chat.message.sent', deliveryId: 'msg_queue_3', timestamp: '2026-03-04T05:06:07.000Z', payload: payloads['chat.message.sent'] },
+		]);
+		const restarted = triggerWith({}, secrets, persistedStaticData(worker), 'queue-webhook-process-restarted');
+		for (const id of ids) {
+			expect(await deliver(restarted, signedRequest(body, productionSecret, { id, at: new Date(Date.now() + 5_000) }))).toMatchObject({ status: 200, items: undefined });
+		}
+	});
+
+	it('runs a delivery once on a worker that two webhook processes both queued, before either run saved', async () => {
+		const delivery = signedRequest(enveloped('chat.message.sent', payloads['chat.message.sent']), productionSecret, { id: 'msg_two_processes' });
+		const queued = [];
+		for (const webhookProcess of ['queue-webhook-1', 'queue-webhook-2']) {
+			queued.push((await receive(triggerWith({}, secrets, {}, webhookProcess), delivery)).workflowData![0]);
+		}
+		// Each run loads the static data as it was before either run saved.
+		const runOnWorker = async (items: (typeof queued)[number]) => triggerOutput(await triggerWith({}, secrets, {}, 'queue-worker-of-both').runStartedBy(items));
+		expect(await runOnWorker(queued[0])).toHaveLength(1);
+		expect(await runOnWorker(queued[1])).toEqual([]);
 	});
 
 	it('reads the delivery list that version 0.1.0 stored', async () => {

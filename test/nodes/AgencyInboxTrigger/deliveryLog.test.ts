@@ -1,5 +1,5 @@
 /** The delivery-id memory: 24 hours of ids, small, merged across processes and runs. */
-import { DELIVERY_MEMORY_MS, DeliveryLog, MAX_REMEMBERED_DELIVERIES } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
+import { DELIVERY_MEMORY_MS, DeliveryLog, MAX_CARRIED_DELIVERIES, MAX_REMEMBERED_DELIVERIES, isStored } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
 
 const HOUR = 60 * 60 * 1000;
 const now = Date.UTC(2026, 10, 23, 12, 30);
@@ -35,6 +35,25 @@ describe('DeliveryLog', () => {
 		expect(log.has('msg_0_0')).toBe(false);
 		expect(log.has('msg_1_0')).toBe(true);
 		expect(log.has(`msg_10_${perHour - 1}`)).toBe(true);
+	});
+
+	it('hands on the newest ids of this hour and the last, at most MAX_CARRIED_DELIVERIES (8 KB)', () => {
+		const log = new DeliveryLog();
+		log.add('msg_two_hours_ago', now - 2 * HOUR);
+		log.add('msg_last_hour', now - HOUR);
+		for (let index = 0; index < MAX_CARRIED_DELIVERIES; index++) log.add(`msg_now_${index}`, now);
+		const recent = log.recent(now);
+		expect(JSON.stringify(recent).length).toBeLessThan(8_100);
+		expect(isStored(recent, `msg_now_${MAX_CARRIED_DELIVERIES - 1}`)).toBe(true);
+		expect(isStored(recent, 'msg_now_0')).toBe(true);
+		expect(isStored(recent, 'msg_last_hour')).toBe(false);
+		log.add('msg_now_one_more', now);
+		expect(isStored(log.recent(now), 'msg_now_0')).toBe(false);
+		const quiet = new DeliveryLog();
+		quiet.add('msg_two_hours_ago', now - 2 * HOUR);
+		quiet.add('msg_last_hour', now - HOUR);
+		expect(isStored(quiet.recent(now), 'msg_last_hour')).toBe(true);
+		expect(isStored(quiet.recent(now), 'msg_two_hours_ago')).toBe(false);
 	});
 
 	it('absorbs what another process stored, and what 0.1.0 stored', () => {

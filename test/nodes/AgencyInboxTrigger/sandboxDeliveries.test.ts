@@ -14,7 +14,7 @@ import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInbo
 
 import { startSandbox, type Sandbox } from '../../../sandbox';
 import type { TriggerWorkflow } from '../../helpers/engine';
-import { triggerWith } from './webhookRequests';
+import { triggerOutput, triggerWith } from './webhookRequests';
 
 /** What the loopback server does with the next request before (or instead of) the trigger. */
 type Fault = 'answer503' | 'dropAnswerAfterTrigger';
@@ -57,8 +57,8 @@ class LoopbackN8n {
 			query: {},
 		});
 		const result = await this.trigger.webhook(n8nRequest, response);
-		const items = result.workflowData?.[0] ?? [];
-		this.runs.push(...items.map((item) => item.json));
+		const started = result.workflowData?.[0];
+		if (started) this.runs.push(...triggerOutput(await this.trigger.runStartedBy(started)));
 		if (fault === 'dropAnswerAfterTrigger') {
 			request.socket.destroy(); // the run started, but the sender never hears the 200
 			return;

@@ -1,5 +1,5 @@
 /** Request and response objects shaped like the ones n8n's webhook server hands to a node. */
-import type { IDataObject, IWebhookResponseData } from 'n8n-workflow';
+import type { IDataObject, IRun, IWebhookResponseData } from 'n8n-workflow';
 
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
 import { type CredentialData, TriggerWorkflow } from '../../helpers/engine';
@@ -67,22 +67,31 @@ export interface Answer {
 	result: IWebhookResponseData;
 }
 
+/** What the trigger's webhook() hands to n8n for one request, before any run. */
+export async function receive(trigger: TriggerWorkflow, input: RequestInput, response = new RecordedResponse(), mode: 'webhook' | 'manual' = 'webhook'): Promise<IWebhookResponseData> {
+	return await trigger.webhook(n8nRequest(input), response, 'default', mode);
+}
+
 export async function deliver(
 	trigger: TriggerWorkflow,
 	input: RequestInput,
 	mode: 'webhook' | 'manual' = 'webhook',
 ): Promise<Answer> {
 	const response = new RecordedResponse();
-	const result = await trigger.webhook(n8nRequest(input), response, 'default', mode);
+	const result = await receive(trigger, input, response, mode);
 	if (result.noWebhookResponse) {
 		return { status: response.statusCode ?? 0, items: undefined, message: JSON.parse(response.body).message, result };
 	}
 	const started = result.workflowData?.[0];
-	// n8n then runs the workflow, starting with the trigger node itself.
-	if (started) await trigger.runStartedBy(started, mode);
-	const items = started?.map((item) => item.json);
+	// n8n then runs the workflow, starting with the trigger node itself: its output is what the workflow sees.
+	const items = started && triggerOutput(await trigger.runStartedBy(started, mode));
 	const message = (result.webhookResponse as IDataObject | undefined)?.message as string | undefined;
 	return { status: 200, items, message, result };
+}
+
+/** The items the trigger node passed on in a run. */
+export function triggerOutput(run: IRun): IDataObject[] {
+	return (run.data.resultData.runData['Node Under Test'][0].data?.main[0] ?? []).map((item) => item.json);
 }
 
 /** The static data n8n's database holds after the deliveries so far. */
