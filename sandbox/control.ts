@@ -12,13 +12,17 @@ export interface ControlContext {
 const json = (body: unknown, status = 200): ApiResponse => ({ status, body });
 
 function toFault(body: Record<string, unknown>): Fault {
-	const { kind = 'status', method, pathPrefix, status, count, retryAfter, afterProcessing } = body;
-	if (kind !== 'status' && kind !== 'drop') throw new BadRequest('kind must be "status" or "drop".');
+	const { kind = 'status', method, pathPrefix, status, count, retryAfter, afterProcessing, holdMs } = body;
+	if (kind !== 'status' && kind !== 'drop' && kind !== 'hold') throw new BadRequest('kind must be "status", "drop" or "hold".');
+	if (kind === 'hold') {
+		if (typeof holdMs !== 'number' || !Number.isInteger(holdMs) || holdMs < 1 || holdMs > 600_000) throw new BadRequest('holdMs must be a number of milliseconds (1 to 600000).');
+	}
 	if (typeof pathPrefix !== 'string' || pathPrefix === '') throw new BadRequest('pathPrefix is required, e.g. "/v1/agency/proposals".');
 	if (kind === 'status' && (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599)) throw new BadRequest('status must be an HTTP status code.');
 	if (count !== undefined && (typeof count !== 'number' || !Number.isInteger(count) || count < 1)) throw new BadRequest('count must be a positive integer.');
 	if (method !== undefined && typeof method !== 'string') throw new BadRequest('method must be a string.');
 	if (retryAfter !== undefined && typeof retryAfter !== 'number') throw new BadRequest('retryAfter must be a number of seconds.');
+	if (kind === 'hold') return { kind, method, pathPrefix, status: 0, count: (count as number | undefined) ?? 1, afterProcessing: true, holdMs: holdMs as number };
 	return { kind, method, pathPrefix, status: kind === 'drop' ? 0 : (status as number), count: (count as number | undefined) ?? 1, retryAfter, afterProcessing: afterProcessing === true };
 }
 

@@ -7,8 +7,11 @@ import type { SandboxState } from './types';
 import { WebhookSender } from './webhooks';
 
 export interface Fault {
-	/** 'status' answers with `status`; 'drop' closes the connection without an answer. */
-	kind: 'status' | 'drop';
+	/**
+	 * 'status' answers with `status`; 'drop' closes the connection without an answer; 'hold'
+	 * processes the request and sends its real answer `holdMs` later (a slow service).
+	 */
+	kind: 'status' | 'drop' | 'hold';
 	method?: string;
 	pathPrefix: string;
 	/** The answer's status; 0 for a drop (the request log shows 0: no answer was sent). */
@@ -16,6 +19,7 @@ export interface Fault {
 	count: number;
 	retryAfter?: number;
 	afterProcessing?: boolean;
+	holdMs?: number;
 }
 
 export interface RequestLogEntry {

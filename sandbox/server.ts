@@ -60,6 +60,10 @@ async function handleServiceRequest(ctx: ServerContext, req: IncomingMessage, ur
 		if (!(error instanceof BadRequest)) throw error;
 		response = problem(400, error.message, instance);
 	}
+	if (fault?.kind === 'hold') {
+		await new Promise((resolve) => setTimeout(resolve, fault.holdMs));
+		return log(auth.keyId, response);
+	}
 	return log(auth.keyId, fault ? injected() : response);
 }
 

@@ -52,9 +52,23 @@ describe('sandbox fault injection', () => {
 		expect(seen).toEqual(['POST /v1/master-inbox/rooms/room-001/stories 0', 'DELETE /v1/bid-intents/bid-001 0']);
 	});
 
+	test('hold: the request is processed at once, its real answer comes holdMs later', async () => {
+		const freelancerUid = sandbox.state.rooms[0].roomUsers[1].user.id;
+		await ctl.post('/faults', { kind: 'hold', method: 'POST', pathPrefix: '/v1/master-inbox/rooms/room-001', holdMs: 800 });
+		const startedAt = Date.now();
+		const answer = api.post('/v1/master-inbox/rooms/room-001/stories', { message: 'slow answer', freelancerUid });
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect((await ctl.get('/messages')).body.data.map((m: any) => m.message)).toEqual(['slow answer']);
+		const res = await answer;
+		expect(res.status).toBe(200);
+		expect(res.body.data.message).toBe('slow answer');
+		expect(Date.now() - startedAt).toBeGreaterThanOrEqual(800);
+	});
+
 	test('invalid fault definitions are rejected', async () => {
 		expectProblem(await ctl.post('/faults', { status: 500 }), 400, /pathPrefix/);
 		expectProblem(await ctl.post('/faults', { pathPrefix: '/v1', status: 'x' }), 400, /status/);
 		expectProblem(await ctl.post('/faults', { kind: 'hang', pathPrefix: '/v1' }), 400, /kind/);
+		expectProblem(await ctl.post('/faults', { kind: 'hold', pathPrefix: '/v1' }), 400, /holdMs/);
 	});
 });
