@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { HookContext } from 'n8n-core';
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { pipelineTiming } from '../../../nodes/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
@@ -154,7 +154,7 @@ describe('Agency Inbox Trigger: replays and duplicates', () => {
 		const webhookProcess = triggerWith({}, secrets, {}, 'queue-webhook-process');
 		const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
 		const ids = ['msg_queue_1', 'msg_queue_2', 'msg_queue_3'];
-		const accepted = [];
+		const accepted: INodeExecutionData[][] = [];
 		for (const id of ids) accepted.push((await receive(webhookProcess, signedRequest(body, productionSecret, { id }))).workflowData![0]);
 		// Only the last run's save survives (another worker's save of the first two was overwritten).
 		const worker = triggerWith({}, secrets, {}, 'queue-worker');
@@ -169,12 +169,12 @@ describe('Agency Inbox Trigger: replays and duplicates', () => {
 
 	it('runs a delivery once on a worker that two webhook processes both queued, before either run saved', async () => {
 		const delivery = signedRequest(enveloped('chat.message.sent', payloads['chat.message.sent']), productionSecret, { id: 'msg_two_processes' });
-		const queued = [];
+		const queued: INodeExecutionData[][] = [];
 		for (const webhookProcess of ['queue-webhook-1', 'queue-webhook-2']) {
 			queued.push((await receive(triggerWith({}, secrets, {}, webhookProcess), delivery)).workflowData![0]);
 		}
 		// Each run loads the static data as it was before either run saved.
-		const runOnWorker = async (items: (typeof queued)[number]) => triggerOutput(await triggerWith({}, secrets, {}, 'queue-worker-of-both').runStartedBy(items));
+		const runOnWorker = async (items: INodeExecutionData[]) => triggerOutput(await triggerWith({}, secrets, {}, 'queue-worker-of-both').runStartedBy(items));
 		expect(await runOnWorker(queued[0])).toHaveLength(1);
 		expect(await runOnWorker(queued[1])).toEqual([]);
 	});
