@@ -10,8 +10,6 @@
  * of the tools it asked for: the model's second request then carries "" for every tool, and the run
  * ends "error" when the last tool run failed.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
@@ -19,18 +17,13 @@ import { buildPackage, installIntoN8n, PACKAGE_NAME, SAMPLE_CREDENTIAL, sandboxC
 import { ensureN8n, executeWorkflow, nodeOutputJson, type ExecutionResult } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
+import { hasToolResults, startScriptedModel, toolCallId, type ChatRequest, type ScriptedAnswer, type ScriptedModel } from './scriptedModel';
 import { postJson } from './support';
 
 const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
 const WORKFLOW_ID = 'e2eAiTools000001';
 const OPENAI_CREDENTIAL = { id: 'e2eOpenAiCred01', name: 'Scripted model', type: 'openAiApi' };
-
-interface ChatRequest {
-	tools?: Array<{ type: string; function: { name: string; description: string; parameters: { properties?: Record<string, { description?: string; type?: string }> } } }>;
-	messages: Array<{ role: string; content?: string | null; tool_call_id?: string }>;
-	stream?: boolean;
-}
 
 /** Tool node name → its operation and the arguments the scripted model gives. */
 const TOOLS: Record<string, { parameters: Record<string, unknown>; args: Record<string, unknown> }> = {
@@ -44,43 +37,10 @@ const TOOLS: Record<string, { parameters: Record<string, unknown>; args: Record<
 };
 const toolName = (nodeName: string) => nodeName.replace(/ /g, '_');
 
-function completion(message: object, finishReason: string) {
-	return { id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'scripted', choices: [{ index: 0, message, finish_reason: finishReason }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
-}
-
 /** First answer: call every tool; after the tool results: a final text. */
-function answerTo(request: ChatRequest): object {
-	if (!request.messages.some((message) => message.role === 'tool')) {
-		const calls = Object.entries(TOOLS).map(([name, { args }], index) => ({ id: `call_${index}`, type: 'function', function: { name: toolName(name), arguments: JSON.stringify(args) } }));
-		return completion({ role: 'assistant', content: null, tool_calls: calls }, 'tool_calls');
-	}
-	return completion({ role: 'assistant', content: 'Done.' }, 'stop');
-}
-
-async function startScriptedModel(): Promise<{ url: string; requests: ChatRequest[]; close: () => Promise<void> }> {
-	const requests: ChatRequest[] = [];
-	const server = http.createServer((req, res) => {
-		let body = '';
-		req.on('data', (chunk) => (body += chunk));
-		req.on('end', () => {
-			const request = JSON.parse(body || '{}') as ChatRequest;
-			requests.push(request);
-			const answer = answerTo(request) as ReturnType<typeof completion>;
-			if (!request.stream) {
-				res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-				return;
-			}
-			const { message, finish_reason } = answer.choices[0] as { message: { tool_calls?: object[] }; finish_reason: string };
-			const delta = { ...message, tool_calls: message.tool_calls?.map((call, index) => ({ index, ...call })) };
-			res.writeHead(200, { 'content-type': 'text/event-stream' });
-			res.write(`data: ${JSON.stringify({ ...answer, object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: null }] })}\n\n`);
-			res.write(`data: ${JSON.stringify({ ...answer, object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason }] })}\n\n`);
-			res.end('data: [DONE]\n\n');
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const { port } = server.address() as AddressInfo;
-	return { url: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
+function script(request: ChatRequest): ScriptedAnswer {
+	if (hasToolResults(request)) return { text: 'Done.' };
+	return { toolCalls: Object.entries(TOOLS).map(([name, { args }]) => ({ name: toolName(name), args })) };
 }
 
 function agentWorkflow() {
@@ -124,7 +84,7 @@ function agentWorkflow() {
 
 describe(`n8n's AI Agent with the Agency Inbox tools, in a real n8n ${n8nVersion}`, () => {
 	let sandbox: Sandbox | undefined;
-	let model: Awaited<ReturnType<typeof startScriptedModel>> | undefined;
+	let model: ScriptedModel | undefined;
 	let workDir: string | undefined;
 	let run: ExecutionResult;
 
@@ -132,7 +92,7 @@ describe(`n8n's AI Agent with the Agency Inbox tools, in a real n8n ${n8nVersion
 		const progress = (line: string) => process.stderr.write(`${line}\n`);
 		await Promise.all([buildPackage(progress), ensureN8n(n8nVersion, progress)]);
 		sandbox = await startSandbox({ requestsPerMinute: 0 });
-		model = await startScriptedModel();
+		model = await startScriptedModel(script);
 		workDir = makeTempDir('e2e-ai-tools');
 		const userFolder = path.join(workDir, 'user');
 		await installIntoN8n({
@@ -157,7 +117,7 @@ describe(`n8n's AI Agent with the Agency Inbox tools, in a real n8n ${n8nVersion
 	const firstRequest = () => model!.requests[0];
 	/** What the model received from a tool in its second request: the tool message's content, as sent. */
 	const toolResult = (nodeName: string): string => {
-		const callId = `call_${Object.keys(TOOLS).indexOf(nodeName)}`;
+		const callId = toolCallId(Object.keys(TOOLS).indexOf(nodeName));
 		const message = model!.requests[1]?.messages.find((candidate) => candidate.role === 'tool' && candidate.tool_call_id === callId);
 		if (typeof message?.content !== 'string') throw new Error(`no tool result for ${nodeName} in the model's second request`);
 		return message.content;
