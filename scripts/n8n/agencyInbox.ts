@@ -33,6 +33,9 @@ export const NODE_TYPES = {
  */
 export const SAMPLE_CREDENTIAL = { id: 'agencyInboxCred1', name: 'Agency Inbox account', type: 'agencyInboxApi' } as const;
 
+/** The OpenAI-compatible chat model's credential that the AI sample references (n8n's `openAiApi`: API key and base URL). */
+export const SAMPLE_MODEL_CREDENTIAL = { id: 'openAiModelCred1', name: 'OpenAI-compatible model', type: 'openAiApi' } as const;
+
 /** Where the end-to-end runs of every operation write: the room and sender of Send, the bid intent to cancel. */
 export interface OperationTargets {
 	roomId: string;
@@ -142,6 +145,16 @@ export interface SampleWorkflowOptions {
 	sandboxOrigin: string;
 	/** Replaces the proposal trigger's poll times (n8n's `pollTimes` parameter), e.g. pollEverySeconds(5). */
 	pollTimes?: object;
+	/**
+	 * Also the samples that need a chat model (SAMPLE_MODEL_CREDENTIAL). Left out by default: without
+	 * a model they cannot run, and once published they would answer the same events as the others.
+	 */
+	withChatModel?: boolean;
+}
+
+/** Whether a workflow needs an OpenAI-compatible chat model (a node with SAMPLE_MODEL_CREDENTIAL's type). */
+export function needsChatModel(workflow: WorkflowToImport): boolean {
+	return (workflow.nodes as WorkflowNode[]).some((node) => node.credentials?.[SAMPLE_MODEL_CREDENTIAL.type] !== undefined);
 }
 
 /**
@@ -161,6 +174,7 @@ export async function loadSampleWorkflows(options: SampleWorkflowOptions): Promi
 	for (const file of files) {
 		const text = (await fs.readFile(path.join(WORKFLOWS_DIR, file), 'utf8')).split(SAMPLE_SANDBOX_ORIGIN).join(options.sandboxOrigin);
 		const workflow = JSON.parse(text) as WorkflowToImport;
+		if (needsChatModel(workflow) && !options.withChatModel) continue;
 		if (options.pollTimes) {
 			for (const node of workflow.nodes as WorkflowNode[]) {
 				if (node.type === NODE_TYPES.proposalTrigger) node.parameters.pollTimes = options.pollTimes;
