@@ -32,14 +32,17 @@ const WORKFLOWS = {
 	proposals: 'qProposalPoll001',
 	returnAllPerProcess: 'qReturnAllProc01',
 	returnAllShared: 'qReturnAllShar01',
+	send: 'qSendMessage0001',
 };
-const PATHS = { operations: 'q-operations', returnAllPerProcess: 'q-return-all-per-process', returnAllShared: 'q-return-all-shared' };
+const PATHS = { operations: 'q-operations', returnAllPerProcess: 'q-return-all-per-process', returnAllShared: 'q-return-all-shared', send: 'q-send' };
 const TRIGGER_WEBHOOK_ID = '7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e51';
 const ALREADY_ACCEPTED = 'Delivery already accepted; no second run';
 const SENT_MESSAGE = 'Hello from the queue-mode test';
 const RATE_LIMITED_PAGES = 15;
 
 
+/** A resource locator set by ID, as the editor saves it. */
+const byId = (value: string) => ({ __rl: true, mode: 'id', value });
 const credentialRef = (credential: { id: string; name: string }) => ({ agencyInboxApi: credential });
 let nodeSerial = 0;
 const nodeId = () => `9e000000-0000-4000-8000-${String(++nodeSerial).padStart(12, '0')}`;
@@ -183,6 +186,9 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				connections: { 'Proposal Changed': { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] } },
 				settings: { executionOrder: 'v1' },
 			},
+			webhookToActions(WORKFLOWS.send, PATHS.send, CREDENTIALS.main, [
+				['Send Message', { resource: 'message', operation: 'send', roomId: byId(room.roomId), freelancerUid: byId(room.vendorProposal!.userId), message: '={{ $json.body.text }}' }],
+			]),
 			webhookToActions(WORKFLOWS.returnAllPerProcess, PATHS.returnAllPerProcess, CREDENTIALS.perProcess, RETURN_ALL),
 			webhookToActions(WORKFLOWS.returnAllShared, PATHS.returnAllShared, CREDENTIALS.shared, RETURN_ALL),
 		];
@@ -295,7 +301,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			expect(await runs()).toHaveLength(4);
 		}, 60_000);
 
-		it('after the webhook process restarts, refuses some re-deliveries and starts at most one more run per delivery (measured)', async () => {
+		it('after the webhook process restarts, starts no second run for a delivery whose run has ended', async () => {
 			const webhookProcess = topology!.webhookProcesses[0];
 			const oneAtATime = kinds.map((kind) => `msg_queue_one_at_a_time_${kind}`);
 			for (const [index, id] of oneAtATime.entries()) {
@@ -305,20 +311,28 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const startedAt = Date.now();
 			await webhookProcess.restart();
 			timings['webhook process restart'] = Date.now() - startedAt;
-			// Each run saves its own worker's ids, over what the other worker saved: measured, not promised.
-			const afterRestart = await Promise.all(oneAtATime.map((id) => deliver(webhookProcess, id)));
-			const overlapped = await Promise.all(firstIds.map((id) => deliver(webhookProcess, id)));
+			// The first four ran at the same moment on both workers; the later runs carried their ids.
+			const answers = await Promise.all([...oneAtATime, ...firstIds].map((id) => deliver(webhookProcess, id)));
+			expect(answers).toEqual([...oneAtATime, ...firstIds].map(() => ({ status: 200, message: ALREADY_ACCEPTED })));
+			await sleep(3_000);
+			expect(await runs()).toHaveLength(8);
+		}, 180_000);
+
+		it('after a restart right behind runs that overlapped on two workers, re-deliveries start at most one more run each (measured)', async () => {
+			const webhookProcess = topology!.webhookProcesses[0];
+			const overlapping = ['msg_queue_burst_1', 'msg_queue_burst_2', 'msg_queue_burst_3', 'msg_queue_burst_4'];
+			const before = (await runs()).length;
+			expect(await Promise.all(overlapping.map((id) => deliver(webhookProcess, id)))).toEqual(overlapping.map(() => ({ status: 200, message: 'Delivery accepted; run started' })));
+			await waitFor('the 4 runs', runs, (executions) => finishedExecutions(executions).length === before + 4, 60_000);
+			await webhookProcess.restart();
+			const answers = await Promise.all(overlapping.map((id) => deliver(webhookProcess, id)));
 			await sleep(5_000);
-			const startedAgain = (answers: Array<{ message?: string }>) => answers.filter((answer) => answer.message !== ALREADY_ACCEPTED).length;
-			figures['re-delivered after a webhook process restart'] = {
-				'one at a time (each after the previous run ended), started again': `${startedAgain(afterRestart)} of ${oneAtATime.length}`,
-				'four at once (runs overlapping on two workers), started again': `${startedAgain(overlapped)} of ${firstIds.length}`,
-			};
-			// Every answer is a 200, and a delivery runs at most once more than it was accepted.
-			expect([...afterRestart, ...overlapped].every((answer) => answer.status === 200)).toBe(true);
-			expect((await runs()).length).toBe(8 + startedAgain(afterRestart) + startedAgain(overlapped));
-			// The run that saved last carries its own id and those its worker loaded: never all forgotten.
-			expect(startedAgain(afterRestart)).toBeLessThan(oneAtATime.length);
+			const startedAgain = answers.filter((answer) => answer.message !== ALREADY_ACCEPTED).length;
+			figures['re-delivered after a restart right behind 4 overlapping runs, started again'] = `${startedAgain} of ${overlapping.length}`;
+			expect(answers.every((answer) => answer.status === 200)).toBe(true);
+			expect((await runs()).length).toBe(before + 4 + startedAgain);
+			// The run that saved last carried every id its webhook process had accepted before its own.
+			expect(startedAgain).toBeLessThan(overlapping.length);
 		}, 180_000);
 
 		it('with two webhook processes: one after the other, the second refuses; at the same moment, both start a run (measured)', async () => {
@@ -448,6 +462,60 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			expect(result.answered429).toBe(0);
 			expect(result.maxPerRollingMinute).toBeLessThanOrEqual(20);
 		}, 400_000);
+	});
+
+	describe('a worker restarted while Send Message waits for the service', () => {
+		const room = () => sandbox.state.rooms[0];
+		const sentWith = async (text: string) => (await sandboxGet<Array<{ message: string }>>(sandbox, 'messages')).filter((message) => message.message === text).length;
+		const sendRequests = async (since: number) =>
+			(await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).slice(since).filter((request) => request.method === 'POST' && request.path.endsWith('/stories'));
+
+		/** Starts a Send whose answer the service holds back; resolves once the service stored the message, with the worker running it. */
+		const sendHeldBack = async (text: string, holdMs: number) => {
+			const executionsBefore = (await allExecutionsOf(WORKFLOWS.send)).length;
+			await postJson(`${sandbox.origin}/_sandbox/faults`, { kind: 'hold', method: 'POST', pathPrefix: `/v1/master-inbox/rooms/${room().roomId}/stories`, holdMs });
+			expect((await postWebhook(topology!.webhookProcesses[0], PATHS.send, { text })).status).toBe(200);
+			await waitFor('the service to store the message', () => sentWith(text), (count) => count === 1, 60_000);
+			const [execution] = await waitFor('the Send run', () => allExecutionsOf(WORKFLOWS.send), (found) => found.length > executionsBefore, 30_000);
+			const workerName = await waitFor('the worker of the Send run', async () => (await workerOf([execution]))[0], (name) => name !== undefined, 30_000);
+			return { execution, worker: topology!.workers.find((candidate) => candidate.name === workerName)!, executionsBefore };
+		};
+		const endOf = (executionId: string) =>
+			waitFor('the Send run to end', () => allExecutionsOf(WORKFLOWS.send), (found) => finishedExecutions(found).some((execution) => execution.id === executionId), 240_000).then(
+				(found) => found.find((execution) => execution.id === executionId)!,
+			);
+
+		it('SIGTERM: the worker finishes the Send before it stops; one message, the run succeeds', async () => {
+			const requestsBefore = (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).length;
+			const text = 'Sent once, the worker stopped gracefully';
+			const { execution, worker, executionsBefore } = await sendHeldBack(text, 5_000);
+			await worker.restart();
+			const ended = await endOf(execution.id);
+			await sleep(5_000);
+			figures['Send Message, worker SIGTERM while the answer was held 5 s'] = { status: ended.status, messages: await sentWith(text) };
+			expect(ended.status).toBe('success');
+			expect(await sentWith(text)).toBe(1);
+			expect(await sendRequests(requestsBefore)).toHaveLength(1);
+			expect(await allExecutionsOf(WORKFLOWS.send)).toHaveLength(executionsBefore + 1);
+		}, 300_000);
+
+		it('SIGKILL: the message stays sent once, n8n does not run the execution again and reports it', async () => {
+			const requestsBefore = (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).length;
+			const text = 'Sent once, the worker was killed';
+			const { execution, worker, executionsBefore } = await sendHeldBack(text, 20_000);
+			const killedAt = Date.now();
+			await worker.current.kill();
+			await worker.restart();
+			const ended = await endOf(execution.id);
+			// Past the held answer and n8n's stalled-job check (job lock 60 s, checked every 30 s): a job
+			// taken up again by another worker would have sent by now.
+			await sleep(Math.max(0, killedAt + 95_000 - Date.now()));
+			figures['Send Message, worker SIGKILL while the answer was held 20 s'] = { status: ended.status, messages: await sentWith(text), executions: (await allExecutionsOf(WORKFLOWS.send)).length - executionsBefore };
+			expect(ended.status).not.toBe('success');
+			expect(await sentWith(text)).toBe(1);
+			expect(await sendRequests(requestsBefore)).toHaveLength(1);
+			expect(await allExecutionsOf(WORKFLOWS.send)).toHaveLength(executionsBefore + 1);
+		}, 360_000);
 	});
 
 	describe('a worker restarted in the middle of a Return All', () => {
