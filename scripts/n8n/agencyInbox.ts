@@ -35,6 +35,7 @@ export const SAMPLE_CREDENTIAL = { id: 'agencyInboxCred1', name: 'Agency Inbox a
 
 /** The OpenAI-compatible chat model's credential that the AI sample references (n8n's `openAiApi`: API key and base URL). */
 export const SAMPLE_MODEL_CREDENTIAL = { id: 'openAiModelCred1', name: 'OpenAI-compatible model', type: 'openAiApi' } as const;
+const CHAT_MODEL_NODE_TYPE = '@n8n/n8n-nodes-langchain.lmChatOpenAi';
 
 /** Where the end-to-end runs of every operation write: the room and sender of Send, the bid intent to cancel. */
 export interface OperationTargets {
@@ -150,6 +151,19 @@ export interface SampleWorkflowOptions {
 	 * a model they cannot run, and once published they would answer the same events as the others.
 	 */
 	withChatModel?: boolean;
+	/** Replaces the model those samples name (`gpt-4.1-mini`), e.g. for another OpenAI-compatible server. */
+	chatModelName?: string;
+}
+
+/**
+ * The chat model `npm start` gives the AI sample: AGENCY_INBOX_OPENAI_API_KEY, AGENCY_INBOX_OPENAI_BASE_URL
+ * (default OpenAI's) and AGENCY_INBOX_OPENAI_MODEL (default the sample's). None without a key.
+ */
+export function demoChatModel(env: NodeJS.ProcessEnv): { credential: CredentialToImport; modelName?: string } | undefined {
+	const apiKey = env.AGENCY_INBOX_OPENAI_API_KEY;
+	if (!apiKey) return undefined;
+	const url = env.AGENCY_INBOX_OPENAI_BASE_URL || 'https://api.openai.com/v1';
+	return { credential: { ...SAMPLE_MODEL_CREDENTIAL, data: { apiKey, url } }, modelName: env.AGENCY_INBOX_OPENAI_MODEL || undefined };
 }
 
 /** Whether a workflow needs an OpenAI-compatible chat model (a node with SAMPLE_MODEL_CREDENTIAL's type). */
@@ -178,6 +192,11 @@ export async function loadSampleWorkflows(options: SampleWorkflowOptions): Promi
 		if (options.pollTimes) {
 			for (const node of workflow.nodes as WorkflowNode[]) {
 				if (node.type === NODE_TYPES.proposalTrigger) node.parameters.pollTimes = options.pollTimes;
+			}
+		}
+		if (options.chatModelName) {
+			for (const node of workflow.nodes as WorkflowNode[]) {
+				if (node.type === CHAT_MODEL_NODE_TYPE) node.parameters.model = { __rl: true, mode: 'id', value: options.chatModelName };
 			}
 		}
 		workflows.push(workflow);
