@@ -21,9 +21,10 @@ it('runs in execution order v1, without which n8n resumes the Agent before its t
 it('gives the model read-only tools with short names; the room and sender of the reply come from the event and the proposal', async () => {
 	const { nodes, node } = await aiSample();
 	const tools = nodes.filter((candidate) => candidate.type.endsWith('agencyInboxTool'));
-	expect(tools.map((tool) => [tool.name, tool.parameters.resource, tool.parameters.operation])).toEqual([
-		['get_proposal', 'proposal', 'get'],
-		['get_room_messages', 'message', 'getAll'],
+	// Continue on error: n8n 1.x would otherwise stop the run at a failing tool (2.x hands the error to the model either way).
+	expect(tools.map((tool) => [tool.name, tool.parameters.resource, tool.parameters.operation, tool.onError])).toEqual([
+		['get_proposal', 'proposal', 'get', 'continueRegularOutput'],
+		['get_room_messages', 'message', 'getAll', 'continueRegularOutput'],
 	]);
 	expect(node('Send Reply').parameters).toMatchObject({
 		roomId: { value: "={{ $('Client Message').item.json.payload.chat.id }}" },
