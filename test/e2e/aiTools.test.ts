@@ -1,9 +1,9 @@
 /**
- * In a real n8n (the pinned version, or AGENCY_INBOX_N8N_VERSION): n8n's AI Agent (3) drives our tool variant with a scripted
- * OpenAI-compatible chat model that this test serves on loopback (n8n's OpenAI Chat Model takes a
- * base URL in its credential). The model's first answer calls six tools at once; the test reads what
- * the model received: the tool descriptions and argument schemas (first request) and each tool's
- * result or error text (second request).
+ * In a real n8n (the pinned version, or AGENCY_INBOX_N8N_VERSION): n8n's AI Agent (3) drives our
+ * tool variant with a scripted OpenAI-compatible chat model that this test serves on loopback (n8n's
+ * OpenAI Chat Model takes a base URL in its credential). The model's first answer calls six tools at
+ * once; the test reads what the model received: the tool descriptions and argument schemas (first
+ * request) and each tool's result or error text (second request).
  *
  * The workflow runs in execution order v1, as every workflow the editor creates. In the legacy order
  * (a workflow imported without `settings.executionOrder`), n8n 2.40.7 queues the resumed Agent ahead
