@@ -6,8 +6,13 @@
  * imports a credential and the sample workflows of `workflows/`, publishes them, starts n8n and
  * points the sandbox's webhooks at n8n's production URLs. Ctrl-C stops everything.
  *
+ * `npm start -- --queue` (or AGENCY_INBOX_QUEUE=1) runs the same in n8n's queue mode, as
+ * `npm run test:queue` does: a throwaway Postgres and Redis, a main (the editor, the polls), two
+ * workers (the runs) and a webhook process (the sandbox's webhooks), all in a temp dir removed on stop.
+ *
  * Environment: AGENCY_INBOX_N8N_VERSION (default the pinned 2.x), AGENCY_INBOX_N8N_PORT (5678),
- * AGENCY_INBOX_SANDBOX_PORT (5680), AGENCY_INBOX_N8N_CACHE (install and user folder location).
+ * AGENCY_INBOX_SANDBOX_PORT (5680), AGENCY_INBOX_N8N_WEBHOOK_PORT (queue mode's webhook process,
+ * 5681), AGENCY_INBOX_N8N_CACHE (install and user folder location).
  */
 import path from 'node:path';
 import { startSandbox } from '../sandbox';
@@ -23,11 +28,17 @@ import {
 	triggerWebhooks,
 	type WorkflowNode,
 } from './n8n/agencyInbox';
-import { ensureN8n, startN8n, type RunningN8n } from './n8n/harness';
+import { ensureN8n, startN8n, type CredentialToImport, type RunningN8n, type WorkflowToImport } from './n8n/harness';
 import { SELECTED_N8N_VERSION, n8nCacheRoot, readInstallation } from './n8n/install';
+import { missingQueuePackages, runsAsRoot, startQueueTopology, type QueueProcess } from './n8n/queue';
+import { stopOnExit } from './stopOnExit';
+import { makeTempDir } from './tempDirs';
 
 const n8nVersion = SELECTED_N8N_VERSION;
+const queueMode = process.argv.includes('--queue') || process.env.AGENCY_INBOX_QUEUE === '1';
 const n8nPort = Number(process.env.AGENCY_INBOX_N8N_PORT || 5678);
+/** Queue mode's webhook process. Not 5679: n8n's default task broker port, taken by any other n8n here. */
+const webhookPort = Number(process.env.AGENCY_INBOX_N8N_WEBHOOK_PORT || 5681);
 const sandboxPort = Number(process.env.AGENCY_INBOX_SANDBOX_PORT || SAMPLE_SANDBOX_PORT);
 /** One n8n database per n8n version (a 2.x database cannot be opened by 1.x), kept between starts. */
 const userFolder = path.join(n8nCacheRoot(), `demo-user-${n8nVersion}`);
@@ -36,24 +47,26 @@ const DEMO_POLL_TIMES = pollEverySeconds(15);
 const SIMULATOR_INTERVAL_MS = 8_000;
 /** The service raises the 20 per minute for trusted clients; the demo's three workflows share one key. */
 const DEMO_REQUESTS_PER_MINUTE = 60;
+const DEMO_N8N_ENV = { GENERIC_TIMEZONE: 'UTC' };
+const QUEUE_WORKERS = 2;
 
 const say = (line: string) => console.log(`[start] ${line}`);
+const shutdown = stopOnExit(say);
+
+/** The n8n processes people reach, and what the guide says about them. */
+interface RunningN8nSetup {
+	editor: RunningN8n;
+	/** Where production webhooks are served: the editor's n8n, or queue mode's webhook process. */
+	webhookOrigin: string;
+	/** Per process: where it is, what it does, its log. */
+	processes: string[];
+	/** What else to know about this setup, under the processes. */
+	notes: string[];
+}
 
 async function main(): Promise<void> {
 	const startedAt = Date.now();
-	const stoppers: Array<() => Promise<void>> = [];
-	let stopping = false;
-	const stopAll = async (exitCode: number) => {
-		if (stopping) return;
-		stopping = true;
-		say('stopping n8n and the sandbox ...');
-		for (const stop of stoppers.reverse()) await stop().catch((error) => console.error(error.message));
-		say('stopped');
-		process.exit(exitCode);
-	};
-	process.on('SIGINT', () => void stopAll(0));
-	process.on('SIGTERM', () => void stopAll(0));
-
+	if (queueMode) exitUnlessQueueServicesInstalled();
 	if (!readInstallation(n8nVersion)) {
 		say(`first start: installing n8n ${n8nVersion} into ${n8nCacheRoot()} (several minutes, once per machine)`);
 	}
@@ -62,37 +75,98 @@ async function main(): Promise<void> {
 	say(`package built in ${(buildMs / 1000).toFixed(1)} s`);
 
 	const sandbox = await startSandbox({ port: sandboxPort, requestsPerMinute: DEMO_REQUESTS_PER_MINUTE, simulator: { intervalMs: SIMULATOR_INTERVAL_MS } });
-	stoppers.push(() => sandbox.close());
+	shutdown.add(() => sandbox.close());
 	say(`sandbox at ${sandbox.origin} (activity simulator: one change every ${SIMULATOR_INTERVAL_MS / 1000} s)`);
 
 	const workflows = await loadSampleWorkflows({ sandboxOrigin: sandbox.origin, pollTimes: DEMO_POLL_TIMES });
-	await installIntoN8n({
-		userFolder,
-		n8nVersion,
-		credentials: [sandboxCredential(sandbox, DEMO_REQUESTS_PER_MINUTE)],
-		workflows,
-		publish: workflows.map((workflow) => workflow.id),
-		log: say,
-	});
+	const sandboxKey = sandboxCredential(sandbox, DEMO_REQUESTS_PER_MINUTE);
+	// In queue mode the workers run the action nodes and the main polls, all with one key: each keeps to its share.
+	const credentials = [queueMode ? { ...sandboxKey, data: { ...sandboxKey.data, processesSharingKey: QUEUE_WORKERS + 1 } } : sandboxKey];
+	const setup = queueMode ? await startQueueMode(credentials, workflows) : await startOneN8n(credentials, workflows);
 
-	say(`starting n8n ${n8nVersion} on port ${n8nPort} (log: ${path.join(userFolder, 'n8n.log')})`);
-	const n8n: RunningN8n = await startN8n({ userFolder, port: n8nPort, env: { GENERIC_TIMEZONE: 'UTC' } });
-	stoppers.push(() => n8n.stop());
-
-	const webhooks = await triggerWebhooks(n8n.url, workflows);
+	const webhooks = await triggerWebhooks(setup.webhookOrigin, workflows);
 	await registerWebhookEndpoints(sandbox.origin, webhooks.map((webhook) => webhook.productionUrl));
-	printGuide(n8n, sandbox.origin, workflows, webhooks.map((webhook) => `${webhook.workflowName}: ${webhook.productionUrl}`), Date.now() - startedAt);
+	printGuide(setup, sandbox.origin, workflows, webhooks.map((webhook) => `${webhook.workflowName}: ${webhook.productionUrl}`), Date.now() - startedAt);
 }
 
-function printGuide(n8n: RunningN8n, sandboxOrigin: string, workflows: Array<{ id: string; name: string; nodes: object[] }>, webhookLines: string[], elapsedMs: number): void {
+function exitUnlessQueueServicesInstalled(): void {
+	const missing = missingQueuePackages();
+	if (missing.length === 0) return;
+	console.error(`[start] queue mode runs Postgres and Redis from Debian's packages; missing: ${missing.join(', ')}. Install with:`);
+	console.error(`  ${runsAsRoot() ? '' : 'sudo '}apt-get install -y --no-install-recommends ${missing.join(' ')}`);
+	process.exit(1);
+}
+
+/** One n8n on SQLite in the cache's demo user folder, kept between starts: the editor, webhooks, polls and runs. */
+async function startOneN8n(credentials: CredentialToImport[], workflows: WorkflowToImport[]): Promise<RunningN8nSetup> {
+	await installIntoN8n({ userFolder, n8nVersion, credentials, workflows, publish: workflows.map((workflow) => workflow.id), log: say });
+	say(`starting n8n ${n8nVersion} on port ${n8nPort}`);
+	const n8n = await shutdown.whenStarted(startN8n({ userFolder, port: n8nPort, env: DEMO_N8N_ENV }), (started) => started.stop());
+	return {
+		editor: n8n,
+		webhookOrigin: n8n.url,
+		processes: describeProcess('n8n', n8n.url, 'editor, webhooks, polls and runs', n8n.logFile),
+		notes: [],
+	};
+}
+
+/** n8n's queue mode, started as `npm run test:queue` starts it; its database is thrown away on stop. */
+async function startQueueMode(credentials: CredentialToImport[], workflows: WorkflowToImport[]): Promise<RunningN8nSetup> {
+	const workDir = makeTempDir('start-queue');
+	say(`queue mode: Postgres, Redis and n8n ${n8nVersion} (a main, ${QUEUE_WORKERS} workers, a webhook process) in ${workDir}`);
+	const topology = await shutdown.whenStarted(
+		startQueueTopology({
+			workDir,
+			n8nVersion,
+			credentials,
+			workflows,
+			publish: workflows.map((workflow) => workflow.id),
+			workers: QUEUE_WORKERS,
+			mainPort: n8nPort,
+			webhookPorts: [webhookPort],
+			env: DEMO_N8N_ENV,
+			log: say,
+		}),
+		(started) => started.stop(),
+	);
+	const { main, workers, webhookProcesses, infrastructure } = topology;
+	const describe = (queueProcess: QueueProcess, role: string) => describeProcess(queueProcess.name, queueProcess.current.url, role, queueProcess.current.logFile);
+	return {
+		editor: main.current,
+		webhookOrigin: webhookProcesses[0].current.url,
+		processes: [
+			...describe(main, 'editor, REST API, Proposal Trigger polls; queues the runs'),
+			...workers.flatMap((worker) => describe(worker, 'runs executions from the queue (serves /healthz only)')),
+			...webhookProcesses.flatMap((webhookProcess) => describe(webhookProcess, 'production webhooks; queues a run per delivery')),
+			...describeProcess('Postgres', `127.0.0.1:${infrastructure.postgres.port}`, "n8n's database", path.join(workDir, 'postgres', 'postgres.log')),
+			...describeProcess('Redis', `127.0.0.1:${infrastructure.redis.port}`, 'the queue', '(none)'),
+		],
+		notes: [
+			`Which worker ran an execution: grep "Worker started execution" ${path.join(topology.userFolder, 'worker-*.log')}`,
+			`The editor shows production URLs on the main's port; in queue mode only the webhook process serves them.`,
+			`Everything is in ${workDir}, removed on stop.`,
+		],
+	};
+}
+
+function describeProcess(name: string, where: string, role: string, logFile: string): string[] {
+	return [`${name.padEnd(10)} ${where.padEnd(24)} ${role}`, `${' '.repeat(11)}log: ${logFile}`];
+}
+
+function printGuide(setup: RunningN8nSetup, sandboxOrigin: string, workflows: Array<{ id: string; name: string; nodes: object[] }>, webhookLines: string[], elapsedMs: number): void {
 	const usesNode = (workflow: { nodes: object[] }, type: string) => (workflow.nodes as WorkflowNode[]).some((node) => node.type === type);
+	const { editor } = setup;
 	const lines = [
 		'',
 		`Ready in ${(elapsedMs / 1000).toFixed(1)} s.`,
 		'',
-		`  n8n editor:   ${n8n.url}`,
-		`  log in as:    ${n8n.owner.email} / ${n8n.owner.password}`,
+		`  n8n editor:   ${editor.url}`,
+		`  log in as:    ${editor.owner.email} / ${editor.owner.password}`,
 		`  sandbox:      ${sandboxOrigin} (API at ${sandboxOrigin}/service)`,
+		'',
+		`Processes${queueMode ? ' (queue mode)' : ''}:`,
+		...setup.processes.map((line) => `  ${line}`),
+		...setup.notes.map((note) => `  ${note}`),
 		'',
 		'Published sample workflows (Overview -> Workflows; each run shows under Executions):',
 		...workflows.map((workflow) => `  - ${workflow.name}${usesNode(workflow, NODE_TYPES.proposalTrigger) ? ' (polls every 15 s)' : ''}`),
@@ -106,7 +180,7 @@ function printGuide(n8n: RunningN8n, sandboxOrigin: string, workflows: Array<{ i
 		`  - ${sandboxOrigin}/_sandbox/bid-intents   scheduled bids the rule cancelled`,
 		`  - ${sandboxOrigin}/_sandbox/deliveries    webhook deliveries and n8n's answers`,
 		'',
-		'Press Ctrl-C to stop n8n and the sandbox.',
+		'Press Ctrl-C to stop everything.',
 		'',
 	];
 	console.log(lines.join('\n'));
@@ -114,5 +188,5 @@ function printGuide(n8n: RunningN8n, sandboxOrigin: string, workflows: Array<{ i
 
 main().catch((error) => {
 	console.error(`[start] failed: ${error.stack ?? error.message}`);
-	process.exit(1);
+	void shutdown.exit(1);
 });

@@ -19,12 +19,12 @@ function removeOwned() {
 }
 
 function onSignal(signal) {
+	// Anyone else listening (npm start stops n8n and Postgres first, then exits) decides, and the exit
+	// hook removes the folders after them: Postgres cannot be stopped once its folder is gone.
+	if (process.listenerCount(signal) > 1) return;
 	removeOwned();
-	// Anyone else listening (npm start stops n8n first, then exits) decides; else die of the signal.
-	if (process.listenerCount(signal) === 1) {
-		process.removeListener(signal, onSignal);
-		process.kill(process.pid, signal);
-	}
+	process.removeListener(signal, onSignal);
+	process.kill(process.pid, signal);
 }
 
 function hookExit() {

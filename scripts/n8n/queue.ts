@@ -30,7 +30,22 @@ function redisServerBinary(): string {
 	throw new Error('redis-server is not installed: apt-get install redis-server');
 }
 
-const runsAsRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
+/** The Debian packages queue mode needs that this machine lacks, e.g. `['redis-server']`. */
+export function missingQueuePackages(): string[] {
+	const installed = (locate: () => string) => {
+		try {
+			locate();
+			return true;
+		} catch {
+			return false;
+		}
+	};
+	return Object.entries({ postgresql: postgresBinDir, 'redis-server': redisServerBinary })
+		.filter(([, locate]) => !installed(locate))
+		.map(([debianPackage]) => debianPackage);
+}
+
+export const runsAsRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** A command as the Postgres system user when we are root, else as ourselves. */
 function asPostgresUser(command: string, args: string[]): [string, string[]] {
@@ -143,11 +158,22 @@ export interface QueueInfrastructure {
 	stop(): Promise<void>;
 }
 
+/**
+ * Starts two services at once; when one fails, stops the other before throwing: neither dies with
+ * us (Redis outlives its parent, Postgres runs in its own session).
+ */
+async function bothOrNeither<A extends { stop(): Promise<void> }, B extends { stop(): Promise<void> }>(a: Promise<A>, b: Promise<B>): Promise<[A, B]> {
+	const [first, second] = await Promise.allSettled([a, b]);
+	if (first.status === 'fulfilled' && second.status === 'fulfilled') return [first.value, second.value];
+	await Promise.all([first, second].map((result) => (result.status === 'fulfilled' ? result.value.stop() : undefined)));
+	throw first.status === 'rejected' ? first.reason : (second as PromiseRejectedResult).reason;
+}
+
 /** Postgres and Redis for one topology; stopped by `stop()`, which the caller calls also on failure. */
 export async function startQueueInfrastructure(options: QueueTopologyOptions): Promise<QueueInfrastructure> {
 	const log = options.log ?? (() => undefined);
 	const startedAt = Date.now();
-	const [postgres, redis] = await Promise.all([startPostgres(path.join(options.workDir, 'postgres')), startRedis(path.join(options.workDir, 'redis'))]);
+	const [postgres, redis] = await bothOrNeither(startPostgres(path.join(options.workDir, 'postgres')), startRedis(path.join(options.workDir, 'redis')));
 	log(`Postgres on 127.0.0.1:${postgres.port}, Redis on 127.0.0.1:${redis.port} (${Date.now() - startedAt} ms)`);
 	return {
 		postgres,
