@@ -12,7 +12,9 @@
  *
  * Environment: AGENCY_INBOX_N8N_VERSION (default the pinned 2.x), AGENCY_INBOX_N8N_PORT (5678),
  * AGENCY_INBOX_SANDBOX_PORT (5680), AGENCY_INBOX_N8N_WEBHOOK_PORT (queue mode's webhook process,
- * 5681), AGENCY_INBOX_N8N_CACHE (install and user folder location).
+ * 5681), AGENCY_INBOX_N8N_CACHE (install and user folder location). The AI sample needs a chat
+ * model: it is imported and published only with AGENCY_INBOX_OPENAI_API_KEY (and optionally
+ * AGENCY_INBOX_OPENAI_BASE_URL, AGENCY_INBOX_OPENAI_MODEL for another OpenAI-compatible server).
  */
 import path from 'node:path';
 import { startSandbox } from '../sandbox';
@@ -20,6 +22,7 @@ import {
 	NODE_TYPES,
 	SAMPLE_SANDBOX_PORT,
 	buildPackage,
+	demoChatModel,
 	installIntoN8n,
 	loadSampleWorkflows,
 	pollEverySeconds,
@@ -78,10 +81,20 @@ async function main(): Promise<void> {
 	shutdown.add(() => sandbox.close());
 	say(`sandbox at ${sandbox.origin} (activity simulator: one change every ${SIMULATOR_INTERVAL_MS / 1000} s)`);
 
-	const workflows = await loadSampleWorkflows({ sandboxOrigin: sandbox.origin, pollTimes: DEMO_POLL_TIMES });
+	const chatModel = demoChatModel(process.env);
+	const workflows = await loadSampleWorkflows({
+		sandboxOrigin: sandbox.origin,
+		pollTimes: DEMO_POLL_TIMES,
+		withChatModel: chatModel !== undefined,
+		chatModelName: chatModel?.modelName,
+	});
+	if (!chatModel) say('AI sample left out: it needs a chat model (set AGENCY_INBOX_OPENAI_API_KEY, see the README)');
 	const sandboxKey = sandboxCredential(sandbox, DEMO_REQUESTS_PER_MINUTE);
 	// In queue mode the workers run the action nodes and the main polls, all with one key: each keeps to its share.
-	const credentials = [queueMode ? { ...sandboxKey, data: { ...sandboxKey.data, processesSharingKey: QUEUE_WORKERS + 1 } } : sandboxKey];
+	const credentials = [
+		queueMode ? { ...sandboxKey, data: { ...sandboxKey.data, processesSharingKey: QUEUE_WORKERS + 1 } } : sandboxKey,
+		...(chatModel ? [chatModel.credential] : []),
+	];
 	const setup = queueMode ? await startQueueMode(credentials, workflows) : await startOneN8n(credentials, workflows);
 
 	const webhooks = await triggerWebhooks(setup.webhookOrigin, workflows);
