@@ -11,7 +11,7 @@
  */
 import path from 'node:path';
 import { startSandbox, type Sandbox } from '../sandbox';
-import type { RequestLogEntry } from '../sandbox/core';
+import { busiestMinute, type RequestLogEntry } from '../sandbox/core';
 import { NODE_TYPES, buildPackage, installIntoN8n } from '../scripts/n8n/agencyInbox';
 import { ensureN8n, startN8n, type CredentialToImport, type WorkflowToImport } from '../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../scripts/n8n/install';
@@ -86,12 +86,6 @@ async function createSetup(index: number, mode: string, processesSharingKey: num
 		settings: { executionOrder: 'v1' },
 	};
 	return { label: `${mode}, sharing ${processesSharingKey}`, processesSharingKey, sandbox, credential, workflow };
-}
-
-/** Most requests the service saw in any 60 s window, 429s included. */
-function busiestMinute(requests: RequestLogEntry[]): number {
-	const times = requests.map((request) => Date.parse(request.at)).sort((a, b) => a - b);
-	return times.reduce((most, start, index) => Math.max(most, times.slice(index).filter((time) => time - start < 60_000).length), 0);
 }
 
 /** Starts the runs at the same moment through `webhookOrigin` and reads what the service saw. */

@@ -32,6 +32,17 @@ export interface RequestLogEntry {
 	at: string;
 }
 
+/** Most requests the service saw in any 60 s window of a request log, 429s included. */
+export function busiestMinute(requests: RequestLogEntry[]): number {
+	const times = requests.map((request) => Date.parse(request.at)).sort((a, b) => a - b);
+	let most = 0;
+	for (let first = 0, last = 0; last < times.length; last++) {
+		while (times[last] - times[first] >= 60_000) first++;
+		most = Math.max(most, last - first + 1);
+	}
+	return most;
+}
+
 export interface CoreSettings {
 	seed: number;
 	proposals: number;

@@ -14,7 +14,7 @@ import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { executionsByWorker, startQueueTopology, type QueueProcess, type QueueTopology } from '../../scripts/n8n/queue';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor, type ExecutionSummary } from '../e2e/support';
-import type { RequestLogEntry } from '../../sandbox/core';
+import { busiestMinute, type RequestLogEntry } from '../../sandbox/core';
 
 const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
@@ -95,17 +95,6 @@ function crmNode(sandboxOrigin: string, jsonBody: string, executeOnce = false): 
 }
 
 const RETURN_ALL: Array<[string, Record<string, unknown>]> = [['Get All Proposals', { resource: 'proposal', operation: 'getAll', returnAll: true, filters: {}, simplify: true }]];
-
-/** Most requests the service saw in any 60 s window, 429s included. */
-function maxPerRollingMinute(requests: RequestLogEntry[]): number {
-	const times = requests.map((request) => Date.parse(request.at)).sort((a, b) => a - b);
-	let most = 0;
-	for (let first = 0, last = 0; last < times.length; last++) {
-		while (times[last] - times[first] >= 60_000) first++;
-		most = Math.max(most, last - first + 1);
-	}
-	return most;
-}
 
 describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main, 2 workers, webhook processes)`, () => {
 	let sandbox: Sandbox;
@@ -435,7 +424,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				requests: requests.length,
 				pagesAnswered: pages,
 				answered429: requests.filter((request) => request.status === 429).length,
-				maxPerRollingMinute: maxPerRollingMinute(requests),
+				maxPerRollingMinute: busiestMinute(requests),
 				wallMs,
 				// The least time a limiter allows for these pages at 20 per minute: (ceil(P/R) - 1) minutes.
 				floorMs: (Math.ceil(pages / 20) - 1) * 60_000,
