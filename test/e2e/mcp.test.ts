@@ -14,7 +14,7 @@ import { buildPackage, installIntoN8n, PACKAGE_NAME, SAMPLE_CREDENTIAL, sandboxC
 import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
-import { getJson } from './support';
+import { getJson, postJson } from './support';
 
 const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
@@ -170,6 +170,35 @@ describe(`our tools over MCP (n8n's MCP Server Trigger), in a real n8n ${n8nVers
 		expect(result.isError).toBe(true);
 		expect(result.content[0].text).toMatch(/Proposal "prop-9999" was not found.*Do not guess IDs: take it from the list of proposals and call again/s);
 		process.stderr.write(`MCP error text: ${result.content[0].text}\n`);
+	});
+
+	it.each([
+		{
+			status: 400,
+			tool: 'list_proposals',
+			args: {},
+			fault: { pathPrefix: '/v1/agency/proposals', status: 400 },
+			guidance: /An argument was rejected \(see above\)\. Correct that argument and call again; do not repeat the same call\./,
+		},
+		{
+			status: 403,
+			tool: 'send_message',
+			args: { roomId: 'room-001', freelancerUid: 'mem-001', message: 'Refused by the service' },
+			fault: { method: 'POST', pathPrefix: '/v1/master-inbox/rooms/room-001/stories', status: 403 },
+			guidance: /Nothing was sent\. The freelancerUid must be an agency member taking part in this room/,
+		},
+		{
+			status: 429,
+			tool: 'get_room_messages',
+			args: { roomId: 'room-001' },
+			fault: { pathPrefix: '/v1/master-inbox/rooms/room-001/stories', status: 429, retryAfter: 600 },
+			guidance: /asked to wait 600 s \(Retry-After\), longer than the 120 s this node waits at most.*Do not retry now; try again in 600 s or tell the user\./s,
+		},
+	])('a $status is an MCP error whose text says what to do next', async ({ tool, args, fault, guidance }) => {
+		await postJson(`${sandbox!.origin}/_sandbox/faults`, { ...fault, count: 1 });
+		const result = await call(tool, args);
+		expect(result.isError).toBe(true);
+		expect(result.content[0].text).toMatch(guidance);
 	});
 
 	it('nothing the client receives holds the API key', () => {
