@@ -45,7 +45,8 @@ const DELIVERY_LOG_KEY = 'acceptedDeliveries';
 const CARRIED_DELIVERIES_FIELD = 'deliveriesAcceptedRecently';
 
 function withoutCarriedDeliveries(item: INodeExecutionData): INodeExecutionData {
-	const { [CARRIED_DELIVERIES_FIELD]: _carried, ...json } = item.json;
+	const json = { ...item.json };
+	delete json[CARRIED_DELIVERIES_FIELD];
 	return { ...item, json };
 }
 
