@@ -235,18 +235,18 @@ export class AgencyInboxTrigger implements INodeType {
 		// the ids accepted here, not just those of earlier runs: only the run log tells those apart.
 		const storedByEarlierRuns = stored === log.buckets ? undefined : stored;
 		const now = Date.now();
+		const startedIds: string[] = [];
 		const firstRuns = items.filter((item) => {
 			const deliveryId = item.json.deliveryId;
 			if (typeof deliveryId !== 'string' || !deliveryId) return true;
 			if (isStored(storedByEarlierRuns, deliveryId) || runs.has(deliveryId)) return false;
 			runs.add(deliveryId, now);
+			startedIds.push(deliveryId);
 			return true;
 		});
 		log.absorb(stored, now);
 		for (const item of received) log.absorb(item.json[CARRIED_DELIVERIES_FIELD], now);
-		for (const item of firstRuns) {
-			if (typeof item.json.deliveryId === 'string' && item.json.deliveryId) log.add(item.json.deliveryId, now);
-		}
+		for (const deliveryId of startedIds) log.add(deliveryId, now);
 		staticData[DELIVERY_LOG_KEY] = log.buckets;
 		return [firstRuns];
 	}

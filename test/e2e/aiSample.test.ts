@@ -73,7 +73,7 @@ describe(`the AI sample workflow in a real n8n ${n8nVersion}`, () => {
 		await installIntoN8n({
 			userFolder,
 			n8nVersion,
-			credentials: [sandboxCredential(sandbox, 600), { ...SAMPLE_MODEL_CREDENTIAL, data: { apiKey: 'sk-scripted', url: model.url } }],
+			credentials: [sandboxCredential(sandbox, 600), { ...SAMPLE_MODEL_CREDENTIAL, data: model.credentialData }],
 			workflows: [sample],
 			publish: [sample.id],
 		});

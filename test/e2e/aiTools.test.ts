@@ -101,7 +101,7 @@ describe(`n8n's AI Agent with the Agency Inbox tools, in a real n8n ${n8nVersion
 		await installIntoN8n({
 			userFolder,
 			n8nVersion,
-			credentials: [sandboxCredential(sandbox, 600), { ...OPENAI_CREDENTIAL, data: { apiKey: 'sk-scripted', url: model.url } }],
+			credentials: [sandboxCredential(sandbox, 600), { ...OPENAI_CREDENTIAL, data: model.credentialData }],
 			workflows: [agentWorkflow()],
 			publish: [],
 		});

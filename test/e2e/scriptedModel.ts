@@ -16,8 +16,8 @@ export interface ChatRequest {
 export type ScriptedAnswer = { text: string } | { toolCalls: Array<{ name: string; args: Record<string, unknown> }> };
 
 export interface ScriptedModel {
-	/** The base URL for n8n's openAiApi credential (`url`). */
-	url: string;
+	/** The data of an openAiApi credential pointing at this model (its base URL in `url`). */
+	credentialData: { apiKey: string; url: string };
 	requests: ChatRequest[];
 	close(): Promise<void>;
 }
@@ -64,7 +64,8 @@ export async function startScriptedModel(script: (request: ChatRequest) => Scrip
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	const { port } = server.address() as AddressInfo;
-	return { url: `http://127.0.0.1:${port}/v1`, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
+	const url = `http://127.0.0.1:${port}/v1`;
+	return { credentialData: { apiKey: 'sk-scripted', url }, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 /** Whether the request already carries tool results (the model's turn after its tool calls). */
