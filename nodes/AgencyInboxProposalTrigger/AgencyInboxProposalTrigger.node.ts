@@ -73,12 +73,13 @@ export class AgencyInboxProposalTrigger implements INodeType {
 		}
 
 		const staticData = this.getWorkflowStaticData('node');
-		const state = loadState(staticData);
-		const claim = claimPoll(`${this.getWorkflow().id}/${this.getNode().id}`, state, Date.now());
+		const stored = loadState(staticData);
+		const claim = claimPoll(`${this.getWorkflow().id}/${this.getNode().id}`, stored, Date.now());
 		if (!claim.granted) {
 			this.logger.debug(`Agency Inbox Proposal Trigger: poll skipped, ${claim.reason}`);
 			return null;
 		}
+		const state = claim.startFrom ?? stored;
 		let outcome: PollOutcome | undefined;
 		try {
 			if (!state) {
@@ -88,7 +89,7 @@ export class AgencyInboxProposalTrigger implements INodeType {
 			outcome = await pollChanges(state, fetchPage, { ...filters, status, canContinue: pagingDeadline(this) });
 			saveState(staticData, outcome.state);
 		} finally {
-			claim.release(loadState(staticData));
+			claim.release(loadState(staticData), (outcome?.changes.length ?? 0) > 0);
 		}
 		if (outcome.changes.length === 0) return null;
 		return [outcome.changes.map((change) => toItem(change, simplify))];

@@ -2,50 +2,68 @@ import type { TriggerState } from './watermark';
 import { compareMarks } from './watermark';
 
 /**
- * How long a state this process handed to n8n counts as "being committed". With n8n's durable poll
- * cursors the state a poll leaves is committed after poll() returns (with the execution it emits),
- * and the next poll reads the committed copy; a poll that starts in between would read the older
- * one and emit the same changes again. Past this time a commit that never landed is taken as failed,
- * and polling resumes from what is stored (so nothing is lost).
+ * How long a state this process handed to n8n with an execution counts as "being committed". With
+ * n8n's durable poll cursors the state a poll leaves is committed after poll() returns (with the
+ * execution it emits), and the next poll reads the committed copy; a poll that starts in between would
+ * read the older one and emit the same changes again. Past this time a commit that never landed is
+ * taken as failed (its execution was not created either), and polling resumes from what is stored.
  */
 export const COMMIT_GRACE_MS = 60_000;
 
+interface HandedOver {
+	state: TriggerState;
+	atMs: number;
+	/** Whether the poll that left it emitted changes (its state is committed with their execution). */
+	emitted: boolean;
+}
+
 interface TriggerPolls {
 	running: boolean;
-	/** The last state a poll of this process left, and when. */
-	handedOver?: { state: TriggerState; atMs: number };
+	/** The last state a poll of this process left. */
+	handedOver?: HandedOver;
 }
 
 /** Per trigger node (workflow id and node id), for the life of the n8n process. */
 const triggers = new Map<string, TriggerPolls>();
 
 export type PollClaim =
-	| { granted: true; release: (handedOver?: TriggerState) => void }
+	| {
+			granted: true;
+			/**
+			 * Where to poll from when this process knows a newer state than the stored one that no commit
+			 * has to carry: one a poll left without emitting anything. n8n does not commit every such state
+			 * (the durable scheduler drops the state of the poll it runs at activation, and a null poll's
+			 * commit is skipped when its lease has ended), and starting from an older one would make the
+			 * activation's starting point the time of a later poll, losing the changes in between.
+			 */
+			startFrom?: TriggerState;
+			release: (handedOver: TriggerState | undefined, emitted: boolean) => void;
+	  }
 	| { granted: false; reason: string };
+
+const isOlder = (stored: TriggerState | undefined, than: TriggerState) => !stored || compareMarks(stored.watermark, than.watermark) < 0;
 
 /**
  * One poll at a time per trigger node in this process: n8n starts the next poll at its time even if
  * the previous one is still running. A poll that finds one running, or finds a stored state older
- * than the one this process just handed over, must not run.
+ * than the one this process just handed over with an execution, must not run.
  */
 export function claimPoll(trigger: string, stored: TriggerState | undefined, nowMs: number): PollClaim {
 	const polls = triggers.get(trigger) ?? { running: false };
 	triggers.set(trigger, polls);
 	if (polls.running) return { granted: false, reason: 'the previous poll of this trigger is still running' };
 	const handedOver = polls.handedOver;
-	if (
-		handedOver &&
-		nowMs - handedOver.atMs < COMMIT_GRACE_MS &&
-		(!stored || compareMarks(stored.watermark, handedOver.state.watermark) < 0)
-	) {
+	const newerThanStored = handedOver && isOlder(stored, handedOver.state) ? handedOver : undefined;
+	if (newerThanStored?.emitted && nowMs - newerThanStored.atMs < COMMIT_GRACE_MS) {
 		return { granted: false, reason: "the previous poll's progress is not committed yet" };
 	}
 	polls.running = true;
 	return {
 		granted: true,
-		release: (state) => {
+		startFrom: newerThanStored && !newerThanStored.emitted ? newerThanStored.state : undefined,
+		release: (state, emitted) => {
 			polls.running = false;
-			if (state) polls.handedOver = { state, atMs: Date.now() };
+			if (state) polls.handedOver = { state, atMs: Date.now(), emitted };
 		},
 	};
 }

@@ -12,8 +12,9 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
-import { deliveryLogFor, isStored, runLogFor } from './deliveryLog';
+import { deliveryLogFor, runLogFor } from './deliveryLog';
 import { isEventSelected } from './envelope';
+import { claimRuns } from './runClaims';
 import { isServiceSender } from './senderAllowlist';
 import { signingKeyFor } from './signingSecret';
 import { verifySignature } from './verifySignature';
@@ -214,40 +215,36 @@ export class AgencyInboxTrigger implements INodeType {
 	}
 
 	/**
-	 * The first step of the run a delivery started: records its id in the node's static data. n8n
-	 * saves static data changed during a run when the run ends, but drops changes made in `webhook()`
-	 * (the run builds a new Workflow over the same static data, which clears its "changed" flag).
-	 * In queue mode this runs on a worker: the item brings the webhook process's recent ids, so the
-	 * save this run makes carries them even when another run saved in between. A delivery that an
-	 * earlier run already recorded, or whose run this process already started (a second webhook
-	 * process accepted it too), stops here, so the rest of the workflow runs once.
+	 * The first step of the run a delivery started: decides whether this run is the delivery's one run
+	 * (runClaims), and records the accepted ids in the node's static data. n8n saves static data changed
+	 * during a run when the run ends, but drops changes made in `webhook()` (the run builds a new Workflow
+	 * over the same static data, which clears its "changed" flag). In queue mode this runs on a worker:
+	 * the item brings the webhook process's recent ids, so the save this run makes carries them even when
+	 * another run saved in between. A delivery whose run started before, here or in another process, or
+	 * starts in another process at the same moment, stops here, so the rest of the workflow runs once.
 	 */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const received = this.getInputData();
 		const items = received.map(withoutCarriedDeliveries);
 		if (this.getMode() === 'manual') return [items];
 		const staticData = this.getWorkflowStaticData('node');
-		const stored = staticData[DELIVERY_LOG_KEY];
 		const key = triggerKey(this);
 		const log = deliveryLogFor(key);
 		const runs = runLogFor(key);
-		// Static data that is this process's own log (n8n handed back the object a run stored) holds
-		// the ids accepted here, not just those of earlier runs: only the run log tells those apart.
-		const storedByEarlierRuns = stored === log.buckets ? undefined : stored;
 		const now = Date.now();
-		const startedIds: string[] = [];
-		const firstRuns = items.filter((item) => {
-			const deliveryId = item.json.deliveryId;
-			if (typeof deliveryId !== 'string' || !deliveryId) return true;
-			if (isStored(storedByEarlierRuns, deliveryId) || runs.has(deliveryId)) return false;
-			runs.add(deliveryId, now);
-			startedIds.push(deliveryId);
-			return true;
-		});
-		log.absorb(stored, now);
+		const deliveryIdOf = (item: INodeExecutionData) => (typeof item.json.deliveryId === 'string' && item.json.deliveryId) || undefined;
+		// Taken in this process before anything is awaited: an overlapping run of the same id stops here.
+		const startedHere = [...new Set(items.map(deliveryIdOf))].filter((deliveryId): deliveryId is string => !!deliveryId && !runs.has(deliveryId));
+		for (const deliveryId of startedHere) runs.add(deliveryId, now);
+		const owned = await claimRuns(this, staticData, runs, startedHere, now);
+
+		log.absorb(staticData[DELIVERY_LOG_KEY], now);
 		for (const item of received) log.absorb(item.json[CARRIED_DELIVERIES_FIELD], now);
-		for (const deliveryId of startedIds) log.add(deliveryId, now);
+		for (const deliveryId of startedHere) log.add(deliveryId, now);
 		staticData[DELIVERY_LOG_KEY] = log.buckets;
-		return [firstRuns];
+		return [items.filter((item) => {
+			const deliveryId = deliveryIdOf(item);
+			return deliveryId === undefined || owned.has(deliveryId);
+		})];
 	}
 }

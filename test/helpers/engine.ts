@@ -38,12 +38,16 @@ import type {
 import { createRunExecutionData, ICredentialsHelper, NodeHelpers, Workflow } from 'n8n-workflow';
 
 import { AgencyInboxApi } from '../../credentials/AgencyInboxApi.credentials';
+import { deduplicationStore } from './deduplicationStore';
 
 export const CREDENTIAL_TYPE = 'agencyInboxApi';
 const PACKAGE = 'n8n-nodes-agency-inbox';
 
 /** Credential data as the user fills it in: unset fields take the credential type's defaults. */
 export type CredentialData = ICredentialDataDecryptedObject;
+
+// n8n's deduplication store, which n8n initialises at start-up.
+deduplicationStore();
 
 const credentialTypes: Record<string, ICredentialType> = { [CREDENTIAL_TYPE]: new AgencyInboxApi() };
 
@@ -372,6 +376,13 @@ export class TriggerWorkflow {
 		return this.workflow.nodeTypes.getByNameAndVersion(this.node.type, this.node.typeVersion);
 	}
 
+	/** The node types runs use: the workflow's, unless a test loads another copy of the node (another process). */
+	private runNodeTypes?: INodeTypes;
+
+	useNodeType(nodeType: INodeType): void {
+		this.runNodeTypes = createNodeTypes({ [this.node.type.slice(PACKAGE.length + 1)]: nodeType });
+	}
+
 	/** The workflow's static data as it is in memory now, read as JSON the way n8n persists it. */
 	staticData(): IDataObject {
 		// Static data is an observable proxy, which structuredClone cannot copy.
@@ -392,7 +403,7 @@ export class TriggerWorkflow {
 			nodes: [this.node],
 			connections: {},
 			active: true,
-			nodeTypes: this.workflow.nodeTypes,
+			nodeTypes: this.runNodeTypes ?? this.workflow.nodeTypes,
 			staticData: this.workflow.staticData,
 			settings: this.workflow.settings,
 		});

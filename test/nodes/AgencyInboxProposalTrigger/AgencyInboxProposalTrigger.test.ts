@@ -242,6 +242,23 @@ describe('Agency Inbox Proposal Trigger against the sandbox', () => {
 		expect(await proposalRequests(sandbox)).toHaveLength(2);
 	});
 
+	it("with n8n's durable cursors, a change made right after activation arrives though n8n dropped the activation poll's state", async () => {
+		const trigger = triggerFor(sandbox, {});
+		// The durable scheduler runs a poll at activation over an empty cursor and does not commit what it
+		// leaves; the scheduled polls after it read the empty cursor again until one of them commits.
+		const durablePoll = async (cursor: IDataObject) => {
+			const context = new PollContext(trigger.workflow, trigger.node, trigger.additionalData, 'trigger', 'activate',
+				undefined, undefined, undefined, undefined, () => cursor, () => 60_000);
+			return await new AgencyInboxProposalTrigger().poll.call(context);
+		};
+		expect(await durablePoll({})).toBeNull();
+		await change(sandbox, { kind: 'clientReply', proposalUid: 'prop-0012' });
+		const firstScheduled: IDataObject = {};
+		expect(fired(await durablePoll(firstScheduled))).toEqual([{ uid: 'prop-0012', trigger: 'updated', resultEvent: 'CLIENT_REPLIED' }]);
+		// That poll's state is committed with its execution: the next poll starts from it.
+		expect(await durablePoll(structuredClone(firstScheduled))).toBeNull();
+	});
+
 	it('Trigger On: new only, updated only', async () => {
 		const onlyNew = await activated(sandbox, { triggerOn: 'new' });
 		const onlyUpdated = await activated(sandbox, { triggerOn: 'updated' });

@@ -7,7 +7,8 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { pipelineTiming } from '../../../nodes/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
-import { DeliveryLog } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
+import { claimTiming } from '../../../nodes/AgencyInboxTrigger/runClaims';
+import { deduplicationStore } from '../../helpers/deduplicationStore';
 import type { TriggerWorkflow } from '../../helpers/engine';
 import { newSigningSecret, signDelivery } from './signedDeliveries';
 import { deliver, persistedStaticData, receive, triggerOutput, triggerWith } from './webhookRequests';
@@ -38,6 +39,9 @@ function enveloped(type: string, data: object, extra: object = {}) {
 function signedRequest(body: string, secret = productionSecret, options?: { id?: string; at?: Date }) {
 	return signDelivery(secret, body, options);
 }
+
+// A run reads n8n's deduplication store back after this long (a second in n8n).
+claimTiming.settleMs = 20;
 
 describe('Agency Inbox Trigger: deliveries', () => {
 	it.each(Object.keys(payloads) as EventType[])('starts one run for an enveloped %s with {event, deliveryId, timestamp, payload}', async (type) => {
@@ -140,13 +144,39 @@ describe('Agency Inbox Trigger: replays and duplicates', () => {
 		}
 	});
 
-	it('stops a run at the trigger when an earlier run already recorded its delivery (another webhook process took it too)', async () => {
-		const recorded = new DeliveryLog();
-		recorded.add('msg_twice', Date.now());
-		const trigger = triggerWith({}, secrets, { 'node:Node Under Test': { acceptedDeliveries: recorded.buckets } });
+	it('stops a run at the trigger when an earlier run, in any process, recorded its delivery in n8n\'s deduplication store', async () => {
+		const trigger = triggerWith({}, secrets);
+		deduplicationStore().record('node', { workflow: trigger.workflow, node: trigger.node }, ['msg_twice']);
 		const run = await trigger.runStartedBy([{ json: { event: 'chat.message.sent', deliveryId: 'msg_twice', payload: {} } }, { json: { event: 'chat.message.sent', deliveryId: 'msg_once', payload: {} } }]);
-		const output = run.data.resultData.runData['Node Under Test'][0].data?.main[0]?.map((item) => item.json.deliveryId);
-		expect(output).toEqual(['msg_once']);
+		expect(triggerOutput(run).map((item) => item.deliveryId)).toEqual(['msg_once']);
+	});
+
+	it('runs every delivery of a burst whose ids another run already saved as accepted before their runs started', async () => {
+		// n8n reads a webhook run's static data from its database when the run starts; a run that ended in
+		// between saved every id this process had accepted by then, including ids whose runs wait to start.
+		const trigger = triggerWith({}, secrets, {}, 'burst-workflow');
+		const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
+		const accepted: INodeExecutionData[][] = [];
+		for (const id of ['msg_burst_1', 'msg_burst_2', 'msg_burst_3']) accepted.push((await receive(trigger, signedRequest(body, productionSecret, { id }))).workflowData![0]);
+		expect(triggerOutput(await trigger.runStartedBy(accepted[0])).map((item) => item.deliveryId)).toEqual(['msg_burst_1']);
+		for (const [index, items] of accepted.slice(1).entries()) {
+			const loadedAtRunStart = triggerWith({}, secrets, persistedStaticData(trigger), 'burst-workflow');
+			expect(triggerOutput(await loadedAtRunStart.runStartedBy(items)).map((item) => item.deliveryId)).toEqual([`msg_burst_${index + 2}`]);
+		}
+	});
+
+	it('runs a delivery once when two processes start its runs at the same moment, sharing only n8n\'s deduplication store', async () => {
+		const delivery = signedRequest(enveloped('chat.message.sent', payloads['chat.message.sent']), productionSecret, { id: 'msg_same_moment' });
+		const queued = [(await receive(triggerWith({}, secrets, {}, 'webhook-a'), delivery)).workflowData![0], (await receive(triggerWith({}, secrets, {}, 'webhook-b'), delivery)).workflowData![0]];
+		// Two workers of one workflow: the second loads its own copy of the node's modules (its own process memory).
+		const firstWorker = triggerWith({}, secrets, {}, 'two-workers');
+		const secondWorker = triggerWith({}, secrets, {}, 'two-workers');
+		jest.isolateModules(() => {
+			const { AgencyInboxTrigger: InAnotherProcess } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node')>('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node');
+			secondWorker.useNodeType(new InAnotherProcess());
+		});
+		const outputs = await Promise.all([firstWorker.runStartedBy(queued[0]), secondWorker.runStartedBy(queued[1])]);
+		expect(outputs.flatMap((run) => triggerOutput(run)).map((item) => item.deliveryId)).toEqual(['msg_same_moment']);
 	});
 
 	it('hands the webhook process\'s recent ids to the run, so the worker\'s save carries them all (queue mode)', async () => {
