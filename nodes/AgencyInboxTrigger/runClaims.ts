@@ -12,7 +12,8 @@ import { isStored } from './deliveryLog';
  * Where n8n offers it (its deduplication store, the one the Remove Duplicates node uses: one database
  * row per workflow and node, shared by the main, the workers and the webhook processes), a run records
  * its delivery id there at its start. n8n updates that row by reading it and writing it back without a
- * lock, so two runs that record at the same moment can overwrite each other. Each run therefore also
+ * lock, so two runs that record at the same moment can overwrite each other. Runs in one process take
+ * turns at the store; across processes each run also
  * records a token of its own and reads the row back after a second (claimTiming): its token still there means
  * the delivery is its own; the id there without its token means another run of the same delivery
  * wrote last and owns it; neither means a run of another delivery overwrote both, and it records again.
@@ -25,7 +26,7 @@ import { isStored } from './deliveryLog';
 
 /** settleMs: long enough for any write that read the row before ours to have landed (tests shorten it). */
 export const claimTiming = { settleMs: 1_000 };
-const CLAIM_ATTEMPTS = 5;
+const CLAIM_ATTEMPTS = 8;
 /** Two entries per delivery (its id and its run's token): the last 5,000 deliveries' runs. */
 export const MAX_CLAIM_ENTRIES = 10_000;
 const STORE_OPTIONS = { mode: 'entries', maxEntries: MAX_CLAIM_ENTRIES } as const;
@@ -37,12 +38,24 @@ export function hasSharedStore(context: IExecuteFunctions): boolean {
 	return typeof context.helpers?.checkProcessedAndRecord === 'function';
 }
 
+/** The store calls of this process per trigger node, one after the other, so they never overwrite each other. */
+const storeTurns = new Map<string, Promise<unknown>>();
+
+async function inTurn<T>(trigger: string, call: () => Promise<T>): Promise<T> {
+	const previous = storeTurns.get(trigger) ?? Promise.resolve();
+	const turn = previous.then(call, call);
+	storeTurns.set(trigger, turn.catch(() => undefined));
+	return await turn;
+}
+
 async function claimInSharedStore(context: IExecuteFunctions, deliveryIds: string[]): Promise<Set<string>> {
+	const trigger = `${context.getWorkflow().id}/${context.getNode().id}`;
 	const nonce = randomBytes(9).toString('base64url');
 	const tokenOf = (deliveryId: string) => `${deliveryId} run ${nonce}`;
 	const record = async (ids: string[]) => {
 		const entries = ids.flatMap((deliveryId) => [deliveryId, tokenOf(deliveryId)]);
-		return new Set((await context.helpers.checkProcessedAndRecord(entries, 'node', STORE_OPTIONS)).processed.map(String));
+		const recorded = await inTurn(trigger, async () => await context.helpers.checkProcessedAndRecord(entries, 'node', STORE_OPTIONS));
+		return new Set(recorded.processed.map(String));
 	};
 	const owned = new Set<string>();
 	let alreadyProcessed: Set<string> | undefined;
@@ -53,7 +66,8 @@ async function claimInSharedStore(context: IExecuteFunctions, deliveryIds: strin
 	if (alreadyProcessed === undefined) throw couldNotRecord(context, deliveryIds);
 	let pending = deliveryIds.filter((deliveryId) => !alreadyProcessed.has(deliveryId));
 	for (let attempt = 0; attempt < CLAIM_ATTEMPTS && pending.length > 0; attempt++) {
-		await sleep(claimTiming.settleMs);
+		// A little jitter, so that runs of two processes that overwrote each other do not meet again.
+		await sleep(claimTiming.settleMs * (1 + Math.random() / 2));
 		// Reading back records again what was overwritten, so a lost record is retried at once.
 		const processed = await record(pending);
 		for (const deliveryId of pending) if (processed.has(tokenOf(deliveryId))) owned.add(deliveryId);

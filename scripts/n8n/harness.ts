@@ -525,6 +525,27 @@ async function waitForPublishedWorkflows(url: string, headers: Record<string, st
 	}
 }
 
+/**
+ * Publishes or unpublishes a workflow while n8n runs, as the editor's Publish and Unpublish buttons do
+ * (n8n 2.x), and waits until n8n says the change is live.
+ */
+export async function setPublished(n8n: RunningN8n, workflowId: string, published: boolean): Promise<void> {
+	const headers = n8n.restHeaders;
+	const call = async (method: string, route: string, body?: object) => {
+		const response = await fetch(`${n8n.url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) });
+		if (!response.ok) throw new Error(`${method} /rest/workflows/${workflowId}${route}: ${response.status} ${await response.text()}`);
+		return ((await response.json()) as { data: { versionId?: string; status?: PublicationStatus['status'] } }).data;
+	};
+	if (published) {
+		const { versionId } = await call('GET', '');
+		await call('POST', '/activate', { versionId });
+	} else {
+		await call('POST', '/deactivate', {});
+	}
+	const wanted = published ? 'published' : 'not_published';
+	await waitUntil(async () => (await call('GET', '/publication-status')).status === wanted, 60_000, `workflow ${workflowId} to be ${wanted}`);
+}
+
 interface CollectedOutput {
 	/** Whether a line containing one of the watched texts was printed. */
 	seen(watchedText: string): boolean;

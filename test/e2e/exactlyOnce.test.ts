@@ -9,7 +9,7 @@ import path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { NODE_TYPES, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { ensureN8n, setPublished, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION, n8nMajorVersion } from '../../scripts/n8n/install';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { LoopbackProxy, type ProxiedRequest } from '../nodes/AgencyInboxProposalTrigger/loopbackProxy';
@@ -21,6 +21,9 @@ const SETUP_TIMEOUT_MS = 30 * 60_000;
 const CREDENTIAL_REF = { agencyInboxApi: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } };
 const WEBHOOK_WORKFLOW = 'e2eOnceWebhook01';
 const POLL_WORKFLOW = 'e2eOncePolling01';
+/** Imported unpublished: the activation test publishes it while n8n runs. */
+const ACTIVATED_POLL_WORKFLOW = 'e2eOnceActivate1';
+const VIA_ACTIVATED = 'activated';
 const WEBHOOK_ID = '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4a51';
 /** n8n 2.37+: poll triggers on the durable scheduler, their cursor committed with the execution. */
 const DURABLE_SCHEDULER = {
@@ -35,6 +38,37 @@ const POLL_SKIPPED = 'Agency Inbox Proposal Trigger: poll skipped';
 interface CrmRow {
 	uid: string;
 	updatedAt: string;
+	via?: string;
+}
+
+/** Proposal Trigger polling every 3 s → the CRM; rows carry `via` when set, to tell the workflows apart. */
+function pollingWorkflow(id: string, nodeIdSuffix: string, sandboxOrigin: string, via?: string): WorkflowToImport {
+	const row = via ? `{ ...$json, via: '${via}' }` : '$json';
+	return {
+		id,
+		name: `E2E: one run per proposal change${via ? ` (${via})` : ''}`,
+		nodes: [
+			{
+				id: `e2e0e000-0000-4000-8000-${nodeIdSuffix}2`,
+				name: 'Proposal Changed',
+				type: NODE_TYPES.proposalTrigger,
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: { pollTimes: pollEverySeconds(3), triggerOn: 'both', simplify: true, filters: {} },
+				credentials: CREDENTIAL_REF,
+			},
+			{
+				id: `e2e0e000-0000-4000-8000-${nodeIdSuffix}3`,
+				name: 'Post to CRM',
+				type: 'n8n-nodes-base.httpRequest',
+				typeVersion: 4.2,
+				position: [260, 0],
+				parameters: { method: 'POST', url: `${sandboxOrigin}/_sandbox/crm`, sendBody: true, specifyBody: 'json', jsonBody: `={{ JSON.stringify(${row}) }}`, options: {} },
+			},
+		],
+		connections: { 'Proposal Changed': { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	};
 }
 
 function workflows(sandboxOrigin: string): WorkflowToImport[] {
@@ -57,31 +91,8 @@ function workflows(sandboxOrigin: string): WorkflowToImport[] {
 			connections: {},
 			settings: { executionOrder: 'v1' },
 		},
-		{
-			id: POLL_WORKFLOW,
-			name: 'E2E: one run per proposal change',
-			nodes: [
-				{
-					id: 'e2e0e000-0000-4000-8000-000000000002',
-					name: 'Proposal Changed',
-					type: NODE_TYPES.proposalTrigger,
-					typeVersion: 1,
-					position: [0, 0],
-					parameters: { pollTimes: pollEverySeconds(3), triggerOn: 'both', simplify: true, filters: {} },
-					credentials: CREDENTIAL_REF,
-				},
-				{
-					id: 'e2e0e000-0000-4000-8000-000000000003',
-					name: 'Post to CRM',
-					type: 'n8n-nodes-base.httpRequest',
-					typeVersion: 4.2,
-					position: [260, 0],
-					parameters: { method: 'POST', url: `${sandboxOrigin}/_sandbox/crm`, sendBody: true, specifyBody: 'json', jsonBody: '={{ JSON.stringify($json) }}', options: {} },
-				},
-			],
-			connections: { 'Proposal Changed': { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] } },
-			settings: { executionOrder: 'v1' },
-		},
+		pollingWorkflow(POLL_WORKFLOW, '00000000000', sandboxOrigin),
+		pollingWorkflow(ACTIVATED_POLL_WORKFLOW, '00000000001', sandboxOrigin, VIA_ACTIVATED),
 	];
 }
 
@@ -250,5 +261,41 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			const latest = proposalRequests[proposalRequests.length - 1];
 			expect(Date.parse(latest.updatedSince!)).toBeGreaterThanOrEqual(newest);
 		}, 360_000);
+
+		it('delivers changes made 2, 10 and 30 s after an activation, and right after a re-publish, each once', async () => {
+			await n8n!.stop();
+			await start(DURABLE_SCHEDULER);
+			const key = (row: CrmRow) => `${row.uid} ${row.updatedAt}`;
+			const rowsVia = async () => (await crmRows()).filter((row) => row.via === VIA_ACTIVATED);
+			// When each change first reached the CRM, for the figures (never asserted: the machine is shared).
+			const arrivedAt = new Map<string, number>();
+			let watching = true;
+			const watcher = (async () => {
+				while (watching) {
+					for (const row of await rowsVia()) if (!arrivedAt.has(key(row))) arrivedAt.set(key(row), Date.now());
+					await sleep(250);
+				}
+			})();
+			const made: Array<{ row: CrmRow; at: number; after: string }> = [];
+			try {
+				await setPublished(n8n!, ACTIVATED_POLL_WORKFLOW, true);
+				const activatedAt = Date.now();
+				for (const [seconds, proposalUid] of [[2, 'prop-0031'], [10, 'prop-0032'], [30, 'prop-0033']] as const) {
+					await sleep(activatedAt + seconds * 1000 - Date.now());
+					made.push({ row: await change({ kind: 'clientReply', proposalUid }), at: Date.now(), after: `${seconds} s after the activation` });
+				}
+				await setPublished(n8n!, ACTIVATED_POLL_WORKFLOW, false);
+				await setPublished(n8n!, ACTIVATED_POLL_WORKFLOW, true);
+				made.push({ row: await change({ kind: 'hire', proposalUid: 'prop-0034' }), at: Date.now(), after: 'right after a re-publish' });
+				await waitFor('each change in the CRM', rowsVia, (rows) => made.every((change) => rows.some((row) => key(row) === key(change.row))), 60_000);
+				await sleep(10_000);
+			} finally {
+				watching = false;
+				await watcher;
+			}
+			const rows = await rowsVia();
+			expect(rows.map(key).sort()).toEqual(made.map((change) => key(change.row)).sort());
+			for (const change of made) process.stderr.write(`change ${change.after}: in the CRM ${((arrivedAt.get(key(change.row))! - change.at) / 1000).toFixed(1)} s later\n`);
+		}, 240_000);
 	});
 });
