@@ -8,6 +8,9 @@ module.exports = {
 	roots: ['<rootDir>/test'],
 	testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/', '<rootDir>/test/queue/', '<rootDir>/test/browser/'],
 	reporters: ['default', '<rootDir>/test/helpers/totalsReporter.js'],
+	// github-slugger (the docs link test) ships only ES modules; ts-jest turns it into CommonJS.
+	transform: { '/node_modules/github-slugger/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true } }] },
+	transformIgnorePatterns: ['/node_modules/(?!github-slugger/)'],
 	testTimeout: 30_000,
 	globalSetup: '<rootDir>/test/helpers/n8nUserFolderSetup.js',
 	globalTeardown: '<rootDir>/test/helpers/n8nUserFolderTeardown.js',

@@ -1,0 +1,70 @@
+/**
+ * Every documentation link the package ships points where it says: the Docs links of the editor
+ * (codex primaryDocumentation, credentialDocumentation), the credential's documentationUrl, and the
+ * links between the README and docs/ pages, down to the heading. Files are checked in this
+ * repository and anchors with GitHub's heading rules; no network.
+ */
+import { anchorsOf, brokenDocLinks, headingText, markdownLinks, packageDocLinks, problemWith, repositoryUrl, resolveLink } from './docLinks';
+
+describe("GitHub's heading anchors", () => {
+	it('lowercases, drops punctuation but - and _, turns spaces into - and numbers duplicates', () => {
+		const markdown = ['# Agency Inbox (actions)', "## n8n's own checks", '## Rate limit, retries and errors', '### Limits', '### Limits', '### Limits', '## snake_case - and more!'].join('\n');
+		expect([...anchorsOf(markdown)]).toEqual(['agency-inbox-actions', 'n8ns-own-checks', 'rate-limit-retries-and-errors', 'limits', 'limits-1', 'limits-2', 'snake_case---and-more']);
+	});
+
+	it('reads headings as GitHub renders them: code spans and links unwrapped, emphasis dropped', () => {
+		expect(headingText('Sample workflows and `npm start`')).toBe('Sample workflows and npm start');
+		expect(headingText('The [sandbox](docs/sandbox.md) and **its** _control_ endpoints')).toBe('The sandbox and its control endpoints');
+		expect([...anchorsOf('## `npm start`: the samples running in a real n8n')]).toEqual(['npm-start-the-samples-running-in-a-real-n8n']);
+	});
+
+	it('ignores headings and links inside fenced code, and reads explicit anchors', () => {
+		const markdown = ['```bash', '# not a heading', '[not](a-link.md)', '```', '<a id="kept"></a>', 'See [x](y.md#z) and `[code](no.md)`.'].join('\n');
+		expect([...anchorsOf(markdown)]).toEqual(['kept']);
+		expect(markdownLinks(markdown, 'page.md')).toEqual([{ source: 'page.md:6', target: 'y.md#z' }]);
+	});
+});
+
+describe('resolving links to repository files', () => {
+	const repository = 'https://github.com/agency-inbox/n8n-nodes-agency-inbox';
+
+	it("maps the repository's GitHub addresses and relative links to files and anchors", () => {
+		expect(resolveLink(`${repository}#credentials`, 'README.md', repository)).toEqual({ external: false, file: 'README.md', anchor: 'credentials' });
+		expect(resolveLink(`${repository}/blob/main/docs/queue-mode.md#running-in-queue-mode`, 'README.md', repository)).toEqual({ external: false, file: 'docs/queue-mode.md', anchor: 'running-in-queue-mode' });
+		expect(resolveLink(`${repository}/tree/main/workflows`, 'README.md', repository)).toEqual({ external: false, file: 'workflows', anchor: undefined });
+		expect(resolveLink('../README.md#compatibility', 'docs/development.md', repository)).toEqual({ external: false, file: 'README.md', anchor: 'compatibility' });
+		expect(resolveLink('#limits', 'docs/x.md', repository)).toEqual({ external: false, file: 'docs/x.md', anchor: 'limits' });
+		expect(resolveLink('https://www.npmjs.com/package/playwright-core', 'README.md', repository)).toEqual({ external: true });
+	});
+
+	it('reports a missing file, a missing heading and an anchor into a file that has no headings', () => {
+		const anchors = () => new Set(['credentials']);
+		expect(problemWith({ external: false, file: 'docs/nowhere.md' }, anchors)).toBe('no file docs/nowhere.md in the repository');
+		expect(problemWith({ external: false, file: 'README.md', anchor: 'agency-inbox-node' }, anchors)).toBe('no heading #agency-inbox-node in README.md');
+		expect(problemWith({ external: false, file: 'package.json', anchor: 'x' }, anchors)).toBe('package.json is not Markdown, so it has no heading #x');
+		expect(problemWith({ external: false, file: 'README.md', anchor: 'credentials' }, anchors)).toBeUndefined();
+	});
+});
+
+describe('the documentation links of the package, the README and docs/', () => {
+	it("reads the editor's Docs links of all three nodes and the credential's, all into this repository", () => {
+		const links = packageDocLinks();
+		expect(links.map((link) => link.source).sort()).toEqual([
+			'credentials/AgencyInboxApi.credentials.ts documentationUrl',
+			'nodes/AgencyInbox/AgencyInbox.node.json credentialDocumentation',
+			'nodes/AgencyInbox/AgencyInbox.node.json primaryDocumentation',
+			'nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node.json credentialDocumentation',
+			'nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node.json primaryDocumentation',
+			'nodes/AgencyInboxTrigger/AgencyInboxTrigger.node.json credentialDocumentation',
+			'nodes/AgencyInboxTrigger/AgencyInboxTrigger.node.json primaryDocumentation',
+		]);
+		expect(links.every((link) => link.target.startsWith(`${repositoryUrl()}#`) || link.target.startsWith(`${repositoryUrl()}/`))).toBe(true);
+	});
+
+	it('point at files and headings that exist', () => {
+		const { checked, broken } = brokenDocLinks();
+		expect(broken).toEqual([]);
+		// The README alone links to its sections and docs/ pages dozens of times.
+		expect(checked).toBeGreaterThan(50);
+	});
+});
