@@ -236,7 +236,7 @@ export class AgencyInboxTrigger implements INodeType {
 		// Taken in this process before anything is awaited: an overlapping run of the same id stops here.
 		const startedHere = [...new Set(items.map(deliveryIdOf))].filter((deliveryId): deliveryId is string => !!deliveryId && !runs.has(deliveryId));
 		for (const deliveryId of startedHere) runs.add(deliveryId, now);
-		const owned = await claimRuns(this, staticData, runs, startedHere, now);
+		const owned = await claimRuns(this, key, staticData, runs, startedHere, now);
 
 		log.absorb(staticData[DELIVERY_LOG_KEY], now);
 		for (const item of received) log.absorb(item.json[CARRIED_DELIVERIES_FIELD], now);

@@ -13,10 +13,10 @@ import { isStored } from './deliveryLog';
  * row per workflow and node, shared by the main, the workers and the webhook processes), a run records
  * its delivery id there at its start. n8n updates that row by reading it and writing it back without a
  * lock, so two runs that record at the same moment can overwrite each other. Runs in one process take
- * turns at the store; across processes each run also
- * records a token of its own and reads the row back after a second (claimTiming): its token still there means
- * the delivery is its own; the id there without its token means another run of the same delivery
- * wrote last and owns it; neither means a run of another delivery overwrote both, and it records again.
+ * turns at the store. Across processes each run also records a token of its own and reads the row back
+ * after a second (claimTiming): its token still there means the delivery is its own; the id there
+ * without its token means another run of the same delivery wrote last and owns it; neither means a run
+ * of another delivery overwrote both, and reading back has recorded them again.
  *
  * Where n8n has no such store (older versions), the ids of started runs travel in static data, which
  * holds only runs that started: the ids that webhook() accepted are kept apart (deliveryLog), since a
@@ -48,8 +48,7 @@ async function inTurn<T>(trigger: string, call: () => Promise<T>): Promise<T> {
 	return await turn;
 }
 
-async function claimInSharedStore(context: IExecuteFunctions, deliveryIds: string[]): Promise<Set<string>> {
-	const trigger = `${context.getWorkflow().id}/${context.getNode().id}`;
+async function claimInSharedStore(context: IExecuteFunctions, trigger: string, deliveryIds: string[]): Promise<Set<string>> {
 	const nonce = randomBytes(9).toString('base64url');
 	const tokenOf = (deliveryId: string) => `${deliveryId} run ${nonce}`;
 	const record = async (ids: string[]) => {
@@ -68,7 +67,6 @@ async function claimInSharedStore(context: IExecuteFunctions, deliveryIds: strin
 	for (let attempt = 0; attempt < CLAIM_ATTEMPTS && pending.length > 0; attempt++) {
 		// A little jitter, so that runs of two processes that overwrote each other do not meet again.
 		await sleep(claimTiming.settleMs * (1 + Math.random() / 2));
-		// Reading back records again what was overwritten, so a lost record is retried at once.
 		const processed = await record(pending);
 		for (const deliveryId of pending) if (processed.has(tokenOf(deliveryId))) owned.add(deliveryId);
 		pending = pending.filter((deliveryId) => !owned.has(deliveryId) && !processed.has(deliveryId));
@@ -95,10 +93,12 @@ function claimInStaticData(staticData: IDataObject, runs: DeliveryLog, deliveryI
 
 /**
  * The deliveries among `deliveryIds` (none of them started in this process before) whose run this run
- * is: the others already started elsewhere, or start elsewhere at the same moment.
+ * is: the others already started elsewhere, or start elsewhere at the same moment. `trigger` names the
+ * trigger node in this process (workflow id and node id).
  */
 export async function claimRuns(
 	context: IExecuteFunctions,
+	trigger: string,
 	staticData: IDataObject,
 	runs: DeliveryLog,
 	deliveryIds: string[],
@@ -106,6 +106,6 @@ export async function claimRuns(
 ): Promise<Set<string>> {
 	if (deliveryIds.length === 0) return new Set();
 	return hasSharedStore(context)
-		? await claimInSharedStore(context, deliveryIds)
+		? await claimInSharedStore(context, trigger, deliveryIds)
 		: claimInStaticData(staticData, runs, deliveryIds, nowMs);
 }
