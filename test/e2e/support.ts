@@ -88,11 +88,16 @@ export interface ExecutionSummary {
 	finished?: boolean;
 }
 
-/** The executions n8n recorded for a workflow, newest first (the editor's own REST endpoint). */
+/** The executions n8n recorded for a workflow, newest first (the editor's own REST endpoint, 100 a page at most). */
 export async function listExecutions(n8nUrl: string, headers: Record<string, string>, workflowId: string): Promise<ExecutionSummary[]> {
 	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
-	const answer = await getJson<{ data: { results: ExecutionSummary[] } }>(`${n8nUrl}/rest/executions?filter=${filter}&limit=250`, headers);
-	return answer.data.results;
+	const executions: ExecutionSummary[] = [];
+	for (;;) {
+		const before = executions.length ? `&lastId=${executions[executions.length - 1].id}` : '';
+		const answer = await getJson<{ data: { results: ExecutionSummary[] } }>(`${n8nUrl}/rest/executions?filter=${filter}&limit=100${before}`, headers);
+		executions.push(...answer.data.results);
+		if (answer.data.results.length < 100) return executions;
+	}
 }
 
 /** Executions that are neither running nor waiting. */
