@@ -35,8 +35,9 @@ const WORKFLOWS = {
 	returnAllShared: 'qReturnAllShar01',
 	send: 'qSendMessage0001',
 	burst: 'qBurstReplies001',
+	cancel: 'qCancelBid000001',
 };
-const PATHS = { operations: 'q-operations', returnAllPerProcess: 'q-return-all-per-process', returnAllShared: 'q-return-all-shared', send: 'q-send' };
+const PATHS = { operations: 'q-operations', returnAllPerProcess: 'q-return-all-per-process', returnAllShared: 'q-return-all-shared', send: 'q-send', cancel: 'q-cancel' };
 const TRIGGER_WEBHOOK_ID = '7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e51';
 const BURST_WEBHOOK_ID = '7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e77';
 const SENT_MESSAGE = 'Hello from the queue-mode test';
@@ -180,6 +181,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			webhookToActions(WORKFLOWS.send, PATHS.send, CREDENTIALS.main, [
 				['Send Message', { resource: 'message', operation: 'send', roomId: byId(room.roomId), freelancerUid: byId(room.vendorProposal!.userId), message: '={{ $json.body.text }}' }],
 			]),
+			webhookToActions(WORKFLOWS.cancel, PATHS.cancel, CREDENTIALS.main, [['Cancel Bid Intent', { resource: 'bidIntent', operation: 'cancel', bidIntentId: '={{ $json.body.bidIntentId }}' }]]),
 			burstReplyWorkflow(WORKFLOWS.burst, BURST_WEBHOOK_ID, CREDENTIALS.main),
 			webhookToActions(WORKFLOWS.returnAllPerProcess, PATHS.returnAllPerProcess, CREDENTIALS.perProcess, RETURN_ALL),
 			webhookToActions(WORKFLOWS.returnAllShared, PATHS.returnAllShared, CREDENTIALS.shared, RETURN_ALL),
@@ -479,45 +481,80 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 		}, 400_000);
 	});
 
-	describe('a worker restarted while Send Message waits for the service', () => {
-		const room = () => sandbox.state.rooms[0];
-		const sentWith = async (text: string) => (await sandboxGet<Array<{ message: string }>>(sandbox, 'messages')).filter((message) => message.message === text).length;
-		const sendRequests = async (since: number) =>
-			(await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).slice(since).filter((request) => request.method === 'POST' && request.path.endsWith('/stories'));
+	interface HeldWrite {
+		/** What the run's webhook body carries: the message text, or the bid intent to cancel. */
+		body: Record<string, string>;
+		request: { method: string; path: string };
+		/** How many times the service carried the write out. */
+		timesDone: () => Promise<number>;
+	}
 
-		/** Starts a Send whose answer the service holds back; resolves once the service stored the message, with the worker running it. */
-		const sendHeldBack = async (text: string, holdMs: number) => {
-			const executionsBefore = (await allExecutionsOf(WORKFLOWS.send)).length;
-			await postJson(`${sandbox.origin}/_sandbox/faults`, { kind: 'hold', method: 'POST', pathPrefix: `/v1/master-inbox/rooms/${room().roomId}/stories`, holdMs });
-			expect((await postWebhook(topology!.webhookProcesses[0], PATHS.send, { text })).status).toBe(200);
-			await waitFor('the service to store the message', () => sentWith(text), (count) => count === 1, 60_000);
-			const [execution] = await waitFor('the Send run', () => allExecutionsOf(WORKFLOWS.send), (found) => found.length > executionsBefore, 30_000);
-			const workerName = await waitFor('the worker of the Send run', async () => (await workerOf([execution]))[0], (name) => name !== undefined, 30_000);
+	/** A write per test, each on its own target: a message text of its own, or a bid intent still scheduled. */
+	const WRITES: Record<string, { workflow: string; path: string; write: (tag: string) => HeldWrite }> = {
+		'Send Message': {
+			workflow: WORKFLOWS.send,
+			path: PATHS.send,
+			write: (tag) => {
+				const text = `Sent once, ${tag}`;
+				return {
+					body: { text },
+					request: { method: 'POST', path: `/v1/master-inbox/rooms/${sandbox.state.rooms[0].roomId}/stories` },
+					timesDone: async () => (await sandboxGet<Array<{ message: string }>>(sandbox, 'messages')).filter((message) => message.message === text).length,
+				};
+			},
+		},
+		'Cancel Bid Intent': {
+			workflow: WORKFLOWS.cancel,
+			path: PATHS.cancel,
+			write: () => {
+				const bidIntentId = sandbox.state.bidIntents.find((intent) => intent.status === 'scheduled')!.id;
+				return {
+					body: { bidIntentId },
+					request: { method: 'DELETE', path: `/v1/bid-intents/${bidIntentId}` },
+					timesDone: async () => ((await sandboxGet<Array<{ id: string; status: string }>>(sandbox, 'bid-intents')).find((intent) => intent.id === bidIntentId)?.status === 'cancelled' ? 1 : 0),
+				};
+			},
+		},
+	};
+
+	describe.each(Object.keys(WRITES))('a worker restarted while %s waits for the service', (writeName) => {
+		const { workflow, path: webhookPath, write } = WRITES[writeName];
+		const requestsFor = async (held: HeldWrite, since: number) =>
+			(await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).slice(since).filter((request) => request.method === held.request.method && request.path.endsWith(held.request.path));
+
+		/** Starts the write with its answer held back; resolves once the service carried it out, with the worker running it. */
+		const writeHeldBack = async (held: HeldWrite, holdMs: number) => {
+			const executionsBefore = (await allExecutionsOf(workflow)).length;
+			await postJson(`${sandbox.origin}/_sandbox/faults`, { kind: 'hold', method: held.request.method, pathPrefix: held.request.path, holdMs });
+			expect((await postWebhook(topology!.webhookProcesses[0], webhookPath, held.body)).status).toBe(200);
+			await waitFor(`the service to carry out ${writeName}`, held.timesDone, (count) => count === 1, 60_000);
+			const [execution] = await waitFor('the run', () => allExecutionsOf(workflow), (found) => found.length > executionsBefore, 30_000);
+			const workerName = await waitFor('the worker of the run', async () => (await workerOf([execution]))[0], (name) => name !== undefined, 30_000);
 			return { execution, worker: topology!.workers.find((candidate) => candidate.name === workerName)!, executionsBefore };
 		};
 		const endOf = (executionId: string) =>
-			waitFor('the Send run to end', () => allExecutionsOf(WORKFLOWS.send), (found) => finishedExecutions(found).some((execution) => execution.id === executionId), 240_000).then(
+			waitFor('the run to end', () => allExecutionsOf(workflow), (found) => finishedExecutions(found).some((execution) => execution.id === executionId), 240_000).then(
 				(found) => found.find((execution) => execution.id === executionId)!,
 			);
 
-		it('SIGTERM: the worker finishes the Send before it stops; one message, the run succeeds', async () => {
+		it('SIGTERM: the worker finishes the write before it stops; carried out once, the run succeeds', async () => {
 			const requestsBefore = (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).length;
-			const text = 'Sent once, the worker stopped gracefully';
-			const { execution, worker, executionsBefore } = await sendHeldBack(text, 5_000);
+			const held = write('the worker stopped gracefully');
+			const { execution, worker, executionsBefore } = await writeHeldBack(held, 5_000);
 			await worker.restart();
 			const ended = await endOf(execution.id);
 			await sleep(5_000);
-			figures['Send Message, worker SIGTERM while the answer was held 5 s'] = { status: ended.status, messages: await sentWith(text) };
+			figures[`${writeName}, worker SIGTERM while the answer was held 5 s`] = { status: ended.status, done: await held.timesDone() };
 			expect(ended.status).toBe('success');
-			expect(await sentWith(text)).toBe(1);
-			expect(await sendRequests(requestsBefore)).toHaveLength(1);
-			expect(await allExecutionsOf(WORKFLOWS.send)).toHaveLength(executionsBefore + 1);
+			expect(await held.timesDone()).toBe(1);
+			expect(await requestsFor(held, requestsBefore)).toHaveLength(1);
+			expect(await allExecutionsOf(workflow)).toHaveLength(executionsBefore + 1);
 		}, 300_000);
 
-		it('SIGKILL: the message stays sent once, n8n does not run the execution again and reports it', async () => {
+		it('SIGKILL: the write stays carried out once, n8n does not run the execution again and reports it', async () => {
 			const requestsBefore = (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).length;
-			const text = 'Sent once, the worker was killed';
-			const { execution, worker, executionsBefore } = await sendHeldBack(text, 20_000);
+			const held = write('the worker was killed');
+			const { execution, worker, executionsBefore } = await writeHeldBack(held, 20_000);
 			const killedAt = Date.now();
 			await worker.current.kill();
 			await worker.restart();
@@ -525,11 +562,11 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			// Past the held answer and n8n's stalled-job check (job lock 60 s, checked every 30 s): a job
 			// taken up again by another worker would have sent by now.
 			await sleep(Math.max(0, killedAt + 95_000 - Date.now()));
-			figures['Send Message, worker SIGKILL while the answer was held 20 s'] = { status: ended.status, messages: await sentWith(text), executions: (await allExecutionsOf(WORKFLOWS.send)).length - executionsBefore };
+			figures[`${writeName}, worker SIGKILL while the answer was held 20 s`] = { status: ended.status, done: await held.timesDone(), executions: (await allExecutionsOf(workflow)).length - executionsBefore };
 			expect(ended.status).not.toBe('success');
-			expect(await sentWith(text)).toBe(1);
-			expect(await sendRequests(requestsBefore)).toHaveLength(1);
-			expect(await allExecutionsOf(WORKFLOWS.send)).toHaveLength(executionsBefore + 1);
+			expect(await held.timesDone()).toBe(1);
+			expect(await requestsFor(held, requestsBefore)).toHaveLength(1);
+			expect(await allExecutionsOf(workflow)).toHaveLength(executionsBefore + 1);
 		}, 360_000);
 	});
 
