@@ -110,21 +110,27 @@ export interface FirstRuns {
 export async function expectFirstChangesToRunEverySample(npmStart: NpmStart): Promise<FirstRuns> {
 	const control = npmStart.sandboxControl;
 	const read = <T>(route: string) => getJson<{ data: T }>(`${control}/${route}`).then((answer) => answer.data);
-	const { recent } = await waitFor('the simulator\'s first three changes', () => getJson<SimulatorStatus>(`${control}/simulator`), (status) => status.ticks >= 3, 3 * 60_000);
-	const [message, bid, proposal] = recent;
-	expect([message.kind, bid.kind, proposal.kind]).toEqual(['clientMessage', 'scheduleBid', 'newProposal']);
-
+	/** The subject of the simulator's change number `index` (from 0), once it happened. */
+	const change = async (index: number, kind: string) => {
+		const { recent } = await waitFor(`the simulator's change ${index + 1}`, () => getJson<SimulatorStatus>(`${control}/simulator`), (status) => status.ticks > index, 3 * 60_000);
+		expect({ index, kind: recent[index].kind }).toEqual({ index, kind });
+		return recent[index].subject;
+	};
 	const secondsSinceReady = () => Math.round((Date.now() - npmStart.readyAt) / 1000);
 	const sampleRun = async (what: string, done: () => Promise<boolean>) => {
 		await waitFor(what, done, Boolean, 3 * 60_000);
 		return secondsSinceReady();
 	};
 	const [autoReply, bidCancelled, crmRow] = await Promise.all([
-		sampleRun(`an auto-reply in ${message.subject}`, async () =>
-			(await read<Array<{ roomId: string; message: string }>>('messages')).some((sent) => sent.roomId === message.subject && sent.message.startsWith('Thanks for your message')),
+		change(0, 'clientMessage').then((roomId) =>
+			sampleRun(`an auto-reply in ${roomId}`, async () =>
+				(await read<Array<{ roomId: string; message: string }>>('messages')).some((sent) => sent.roomId === roomId && sent.message.startsWith('Thanks for your message')),
+			),
 		),
-		sampleRun(`${bid.subject} to be cancelled`, async () => (await read<Array<{ id: string; status: string }>>('bid-intents')).some((intent) => intent.id === bid.subject && intent.status === 'cancelled')),
-		sampleRun(`${proposal.subject} in the CRM`, async () => (await read<Array<{ uid: string }>>('crm')).some((row) => row.uid === proposal.subject)),
+		change(1, 'scheduleBid').then((bidId) =>
+			sampleRun(`${bidId} to be cancelled`, async () => (await read<Array<{ id: string; status: string }>>('bid-intents')).some((intent) => intent.id === bidId && intent.status === 'cancelled')),
+		),
+		change(2, 'newProposal').then((uid) => sampleRun(`${uid} in the CRM`, async () => (await read<Array<{ uid: string }>>('crm')).some((row) => row.uid === uid))),
 	]);
 
 	// Each event went out after the endpoints were registered, and every endpoint answered its first attempt with 200.
