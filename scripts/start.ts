@@ -100,10 +100,10 @@ async function main(): Promise<void> {
 
 	const webhooks = await triggerWebhooks(setup.webhookOrigin, workflows);
 	await registerWebhookEndpoints(sandbox.origin, webhooks.map((webhook) => webhook.productionUrl));
+	printGuide(setup, sandbox.origin, workflows, webhooks.map((webhook) => `${webhook.workflowName}: ${webhook.productionUrl}`), Date.now() - startedAt);
 	// Not earlier: a change is delivered only to the endpoints registered when it happens (as by the
 	// service), so the first changes, one of each kind, would start no sample workflow.
 	sandbox.startSimulator(SIMULATOR_INTERVAL_MS);
-	printGuide(setup, sandbox.origin, workflows, webhooks.map((webhook) => `${webhook.workflowName}: ${webhook.productionUrl}`), Date.now() - startedAt);
 }
 
 function exitUnlessQueueServicesInstalled(): void {
