@@ -46,6 +46,11 @@ export interface Sandbox {
 	apiKeys: string[];
 	signingSecret: string;
 	state: SandboxState;
+	/**
+	 * Starts the activity simulator (default every 5 s). A change is delivered only to the webhook
+	 * endpoints registered when it happens, as the service does: start it once the receivers listen.
+	 */
+	startSimulator(intervalMs?: number): void;
 	close(): Promise<void>;
 }
 
@@ -89,6 +94,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		apiKeys,
 		signingSecret,
 		state: core.state,
+		startSimulator: (intervalMs = DEFAULT_SIMULATOR_INTERVAL_MS) => simulator.start(intervalMs),
 		close() {
 			closing ??= new Promise<void>((resolve) => {
 				simulator.stop();

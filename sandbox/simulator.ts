@@ -14,13 +14,21 @@ const ACTIVITY: ChangeKind[] = ['clientReply', 'clientReply', 'viewed', 'viewed'
  */
 export const FIRST_ROUND: ChangeKind[] = ['clientMessage', 'scheduleBid', 'newProposal', 'clientReply', 'viewed', 'hire'];
 
+/** The room of a client message, the id of a scheduled bid intent, else the proposal's uid. */
+function subjectOf(kind: ChangeKind, result: unknown): string {
+	if (kind === 'clientMessage') return (result as { roomId: string }).roomId;
+	if (kind === 'scheduleBid') return (result as { id: string }).id;
+	return (result as { proposal: { uid: string } }).proposal.uid;
+}
+
 export class Simulator {
 	private timer: NodeJS.Timeout | undefined;
 	private rng: Random;
 	intervalMs = DEFAULT_SIMULATOR_INTERVAL_MS;
 	ticks = 0;
 	readonly countsByKind: Partial<Record<ChangeKind, number>> = {};
-	readonly recent: Array<{ kind: ChangeKind; at: string }> = [];
+	/** The latest changes, each with what it touched, so a watcher can follow it to the sample workflow it starts. */
+	readonly recent: Array<{ kind: ChangeKind; subject: string; at: string }> = [];
 
 	constructor(
 		private readonly core: SandboxCore,
@@ -55,10 +63,10 @@ export class Simulator {
 
 	tick(): ChangeKind {
 		const kind = this.ticks < FIRST_ROUND.length ? FIRST_ROUND[this.ticks] : this.rng.pick(ACTIVITY);
-		applyChange(this.core, { kind });
+		const subject = subjectOf(kind, applyChange(this.core, { kind }));
 		this.ticks++;
 		this.countsByKind[kind] = (this.countsByKind[kind] ?? 0) + 1;
-		this.recent.push({ kind, at: new Date().toISOString() });
+		this.recent.push({ kind, subject, at: new Date().toISOString() });
 		if (this.recent.length > 100) this.recent.shift();
 		return kind;
 	}

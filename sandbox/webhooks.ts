@@ -54,7 +54,11 @@ export class WebhookSender {
 		return endpoint;
 	}
 
-	/** Sends an event to every endpoint (or only `endpointId`); returns the message id shared by all its attempts. */
+	/**
+	 * Sends an event to every endpoint registered now (or only `endpointId`); returns the message id
+	 * shared by all its attempts. An endpoint registered later does not get it: the spec retries
+	 * failed deliveries to a registered endpoint, and says nothing of a backlog for new ones.
+	 */
 	fire(type: string, data: unknown, endpointId?: string): string {
 		const targets = endpointId === undefined ? this.endpoints : this.endpoints.filter((e) => e.id === endpointId);
 		if (endpointId !== undefined && targets.length === 0) throw new Error(`Unknown webhook endpoint "${endpointId}".`);

@@ -1,10 +1,10 @@
 /**
  * `npm start`: the package working inside a real n8n, with one command.
  *
- * Builds the package, starts the sandbox (the service's local twin) with its activity simulator,
- * installs a pinned n8n on first use, installs this package into it as a community package,
- * imports a credential and the sample workflows of `workflows/`, publishes them, starts n8n and
- * points the sandbox's webhooks at n8n's production URLs. Ctrl-C stops everything.
+ * Builds the package, starts the sandbox (the service's local twin), installs a pinned n8n on first
+ * use, installs this package into it as a community package, imports a credential and the sample
+ * workflows of `workflows/`, publishes them, starts n8n, points the sandbox's webhooks at n8n's
+ * production URLs and only then starts the sandbox's activity simulator. Ctrl-C stops everything.
  *
  * `npm start -- --queue` (or AGENCY_INBOX_QUEUE=1) runs the same in n8n's queue mode, as
  * `npm run test:queue` does: a throwaway Postgres and Redis, a main (the editor, the polls), two
@@ -18,6 +18,7 @@
  */
 import path from 'node:path';
 import { startSandbox } from '../sandbox';
+import { FIRST_ROUND } from '../sandbox/simulator';
 import {
 	NODE_TYPES,
 	SAMPLE_SANDBOX_PORT,
@@ -77,9 +78,9 @@ async function main(): Promise<void> {
 	const [buildMs] = await Promise.all([buildPackage(say), ensureN8n(n8nVersion, (line) => say(line))]);
 	say(`package built in ${(buildMs / 1000).toFixed(1)} s`);
 
-	const sandbox = await startSandbox({ port: sandboxPort, requestsPerMinute: DEMO_REQUESTS_PER_MINUTE, simulator: { intervalMs: SIMULATOR_INTERVAL_MS } });
+	const sandbox = await startSandbox({ port: sandboxPort, requestsPerMinute: DEMO_REQUESTS_PER_MINUTE });
 	shutdown.add(() => sandbox.close());
-	say(`sandbox at ${sandbox.origin} (activity simulator: one change every ${SIMULATOR_INTERVAL_MS / 1000} s)`);
+	say(`sandbox at ${sandbox.origin} (its activity simulator starts once n8n is ready)`);
 
 	const chatModel = demoChatModel(process.env);
 	const workflows = await loadSampleWorkflows({
@@ -100,6 +101,9 @@ async function main(): Promise<void> {
 	const webhooks = await triggerWebhooks(setup.webhookOrigin, workflows);
 	await registerWebhookEndpoints(sandbox.origin, webhooks.map((webhook) => webhook.productionUrl));
 	printGuide(setup, sandbox.origin, workflows, webhooks.map((webhook) => `${webhook.workflowName}: ${webhook.productionUrl}`), Date.now() - startedAt);
+	// Not earlier: a change is delivered only to the endpoints registered when it happens (as by the
+	// service), so the first changes, one of each kind, would start no sample workflow.
+	sandbox.startSimulator(SIMULATOR_INTERVAL_MS);
 }
 
 function exitUnlessQueueServicesInstalled(): void {
@@ -187,11 +191,13 @@ function printGuide(setup: RunningN8nSetup, sandboxOrigin: string, workflows: Ar
 		'Webhooks registered with the sandbox (signed, into the production URLs):',
 		...webhookLines.map((line) => `  - ${line}`),
 		'',
-		'What to look at while the simulator makes changes:',
+		`The sandbox's activity simulator starts now: one change every ${SIMULATOR_INTERVAL_MS / 1000} s, the first ${FIRST_ROUND.length} one of each kind.`,
+		'What to look at while it makes changes:',
 		`  - ${sandboxOrigin}/_sandbox/crm           proposals the CRM workflow posted`,
 		`  - ${sandboxOrigin}/_sandbox/messages      auto-replies sent through Send Message`,
 		`  - ${sandboxOrigin}/_sandbox/bid-intents   scheduled bids the rule cancelled`,
 		`  - ${sandboxOrigin}/_sandbox/deliveries    webhook deliveries and n8n's answers`,
+		`  - ${sandboxOrigin}/_sandbox/simulator     the simulator's latest changes (kind, what it touched, when)`,
 		'',
 		'Press Ctrl-C to stop everything.',
 		'',

@@ -58,8 +58,21 @@ describe('sandbox activity simulator', () => {
 		expect(kinds).toHaveLength(status.ticks); // `recent` keeps the last 20
 		expect([...kinds.slice(0, 6)].sort()).toEqual(['clientMessage', 'clientReply', 'hire', 'newProposal', 'scheduleBid', 'viewed']);
 		expect(kinds.slice(0, 2)).toEqual(['clientMessage', 'scheduleBid']);
+		// Each names what it touched: the client message's room, the bid intent, the proposal.
+		const [message, bid, proposal] = status.recent;
+		expect(sandbox.state.rooms.find((room) => room.roomId === message.subject)?.lastStory?.message).toEqual(expect.any(String));
+		expect(sandbox.state.bidIntents.find((intent) => intent.id === bid.subject)?.status).toBe('scheduled');
+		expect(proposal.kind).toBe('newProposal');
+		expect(sandbox.state.proposals.slice(300).map((record) => record.proposal.uid)).toContain(proposal.subject); // after the 300 seeded
 		// Afterwards the weighted mix: replies and views are commoner than hires and bids.
 		expect(new Set(kinds.slice(6)).size).toBeGreaterThan(2);
+	});
+
+	test('startSimulator() starts it on a running sandbox', async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0 });
+		expect((await control(sandbox).get('/simulator')).body).toMatchObject({ running: false, ticks: 0 });
+		sandbox.startSimulator(10);
+		expect((await waitForTicks(sandbox, 2)).running).toBe(true);
 	});
 
 	test('invalid interval is a 400', async () => {

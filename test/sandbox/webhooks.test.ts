@@ -195,6 +195,25 @@ describe('webhook retry schedule', () => {
 			await receiver.close();
 		}
 	});
+
+	test('a change goes to the endpoints registered when it happens: one registered later does not get it', async () => {
+		const sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.001 });
+		const receiver = await startReceiver();
+		try {
+			const ctl = control(sandbox);
+			const before = (await ctl.post('/changes', { kind: 'scheduleBid' })).body.data;
+			await ctl.post('/webhook-endpoints', { url: receiver.url });
+			const after = (await ctl.post('/changes', { kind: 'scheduleBid' })).body.data;
+			await waitFor(() => receiver.received.length === 1);
+			// Time for a (wrong) late delivery of the earlier change, even at its first retry's wait.
+			await new Promise((r) => setTimeout(r, 100));
+			expect(receiver.received.map((delivery) => JSON.parse(delivery.body).data.bidId)).toEqual([after.id]);
+			expect(before.id).not.toBe(after.id);
+		} finally {
+			await sandbox.close();
+			await receiver.close();
+		}
+	});
 });
 
 async function deliveriesOf(sandbox: Sandbox): Promise<Array<{ messageId: string; endpointId: string; type: string; attempt: number; status?: number; error?: string }>> {
