@@ -75,25 +75,44 @@ export function burstDeliveries(sandbox: Sandbox, prefix: string, count: number)
 
 export interface DeliveryAnswer {
 	deliveryId: string;
+	/** The status of the last attempt. */
 	status: number;
 	message?: string;
+	/** Attempts until a 200 (or the last one): under a burst n8n may answer 503 while its database is busy. */
+	attempts: number;
 }
 
-/** Posts each delivery `spacingMs` after the previous one, without waiting for answers in between. */
+/** Between attempts: the service's first retry comes 5 s after a failure (its later ones are minutes apart). */
+const RETRY_AFTER_MS = 5_000;
+const MAX_ATTEMPTS = 6;
+
+async function deliverUntilAccepted(webhookUrl: string, signingSecret: string, delivery: BurstDelivery): Promise<DeliveryAnswer> {
+	for (let attempt = 1; ; attempt++) {
+		// Each attempt is signed anew, as the service signs each retry (same id, fresh timestamp).
+		const request = signedDelivery(webhookUrl, signingSecret, 'chat.message.sent', { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } }, delivery.deliveryId);
+		const response = await fetch(request.url, { method: 'POST', headers: { 'content-type': 'application/json', ...request.headers }, body: request.body });
+		const { message } = (await response.json().catch(() => ({}))) as { message?: string };
+		if (response.status === 200 || attempt === MAX_ATTEMPTS) return { deliveryId: delivery.deliveryId, status: response.status, message, attempts: attempt };
+		await sleep(RETRY_AFTER_MS);
+	}
+}
+
+/**
+ * Posts each delivery `spacingMs` after the previous one, without waiting for answers in between; a
+ * delivery not answered 200 is sent again like the service's retries do.
+ */
 export async function postBurst(webhookUrl: string, signingSecret: string, deliveries: BurstDelivery[], spacingMs: number): Promise<DeliveryAnswer[]> {
 	const answers: Array<Promise<DeliveryAnswer>> = [];
 	for (const delivery of deliveries) {
-		const request = signedDelivery(webhookUrl, signingSecret, 'chat.message.sent', { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } }, delivery.deliveryId);
-		answers.push(
-			fetch(request.url, { method: 'POST', headers: { 'content-type': 'application/json', ...request.headers }, body: request.body }).then(async (response) => ({
-				deliveryId: delivery.deliveryId,
-				status: response.status,
-				message: ((await response.json().catch(() => ({}))) as { message?: string }).message,
-			})),
-		);
+		answers.push(deliverUntilAccepted(webhookUrl, signingSecret, delivery));
 		await sleep(spacingMs);
 	}
 	return await Promise.all(answers);
+}
+
+/** Deliveries that had to be sent again before n8n answered 200, for the figures. */
+export function retried(answers: DeliveryAnswer[]): number {
+	return answers.filter((answer) => answer.attempts > 1).length;
 }
 
 /** Every id twice, in a shuffled (seeded) order. */

@@ -13,7 +13,7 @@ import { ensureN8n, type CredentialToImport, type RunJson, type WorkflowToImport
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { executionsByWorker, startQueueTopology, type QueueProcess, type QueueTopology } from '../../scripts/n8n/queue';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
-import { ALREADY_ACCEPTED, burstDeliveries, burstReplyWorkflow, eachTwiceShuffled, expectOneReplyEach, postBurst } from '../e2e/bursts';
+import { ALREADY_ACCEPTED, burstDeliveries, burstReplyWorkflow, eachTwiceShuffled, expectOneReplyEach, postBurst, retried } from '../e2e/bursts';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor, type ExecutionSummary } from '../e2e/support';
 import { busiestMinute, type RequestLogEntry } from '../../sandbox/core';
 
@@ -269,6 +269,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const deliveries = burstDeliveries(sandbox, `queue_burst${count}`, count);
 			const answers = await postBurst(burstUrl(), sandbox.signingSecret, deliveries, spacingMs);
 			expect(answers.filter((answer) => answer.status !== 200 || answer.message !== 'Delivery accepted; run started')).toEqual([]);
+		figures[`burst of ${count}: deliveries sent again after a non-200 answer`] = retried(answers);
 			timings[`burst of ${count}: replies`] = await expectOneReplyEach(sandbox.origin, deliveries, 10 * 60_000);
 		}, 12 * 60_000);
 
