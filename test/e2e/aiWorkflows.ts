@@ -127,12 +127,15 @@ export function mcpWorkflow(options: McpWorkflowOptions): WorkflowToImport {
 	};
 }
 
-/** The MCP SDK's client, connected over Streamable HTTP with a bearer token. */
+/** The MCP SDK's client, connected over Streamable HTTP with a bearer token (a new session). */
 export async function connectMcpClient(url: URL, token: string): Promise<Client> {
 	const client = new Client({ name: 'agency-inbox-e2e', version: '1.0.0' });
 	await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
 	return client;
 }
+
+/** The session id of a client connected by connectMcpClient. */
+export const mcpSessionId = (client: Client) => (client.transport as StreamableHTTPClientTransport).sessionId;
 
 /** What an MCP tool call returns: text parts, and isError when the tool failed. */
 export interface ToolCallResult {

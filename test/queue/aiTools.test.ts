@@ -1,12 +1,14 @@
 /**
  * Our tool variant in n8n's queue mode (the pinned n8n): Postgres, Redis, a main, two workers (one
- * execution at a time each) and a webhook process, started once for this file.
+ * execution at a time each) and a webhook process (a second one joins for the last test), started
+ * once for this file.
  *
  * - n8n's AI Agent, started by a production webhook at the webhook process, with the scripted model
  *   (test/e2e/scriptedModel.ts): the run and its tool calls happen on a worker.
- * - n8n's MCP Server Trigger: the webhook process serves `/mcp/<path>` and holds the MCP session; each
- *   tool call becomes an execution that a worker runs (it invokes the tool after the trigger) and
- *   whose result comes back to the webhook process through Redis (n8n's `mcp-response` job message).
+ * - n8n's MCP Server Trigger: the webhook processes serve `/mcp/<path>` and hold the MCP sessions
+ *   (also in Redis, so another webhook process can take a session's next call); each tool call
+ *   becomes an execution that a worker runs (the trigger, then the tool) and whose result comes back
+ *   to the webhook process through Redis (n8n's `mcp-response` job message). Listing tools runs none.
  *
  * Which worker ran an execution comes from the workers' logs; what reached the service from the
  * sandbox's request log.
@@ -20,7 +22,7 @@ import { ensureN8n } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { executionsByWorker, startQueueTopology, type QueueTopology } from '../../scripts/n8n/queue';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
-import { agentWorkflow, connectMcpClient, mcpWorkflow, toolErrorSeenByModel, toolName, toolResultSeenByModel, type ToolCallResult } from '../e2e/aiWorkflows';
+import { agentWorkflow, connectMcpClient, mcpSessionId, mcpWorkflow, toolErrorSeenByModel, toolName, toolResultSeenByModel, type ToolCallResult } from '../e2e/aiWorkflows';
 import { hasToolResults, startScriptedModel, type ChatRequest, type ScriptedAnswer, type ScriptedModel } from '../e2e/scriptedModel';
 import { finishedExecutions, getJson, listExecutions, waitFor, type ExecutionSummary } from '../e2e/support';
 
@@ -247,11 +249,40 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 		}, 90_000);
 
 		it('a 404 on a worker reaches the client as an MCP error with our guidance', async () => {
-			const { result, requests, worker } = await callThroughWorker('get_proposal', { proposalId: 'prop-9999' });
+			const { result, requests, execution, worker } = await callThroughWorker('get_proposal', { proposalId: 'prop-9999' });
 			expect(result.isError).toBe(true);
-			expect(result.content[0].text).toContain(NOT_FOUND_GUIDANCE.replace(/^Not Found: /, ''));
+			// The worker invokes the tool after the run (the trigger alone) ended: n8n reports it a success.
+			expect(execution.status).toBe('success');
+			// n8n's worker hands a failed tool back as JSON: our message and the error's name.
+			expect(JSON.parse(result.content[0].text)).toEqual({ error: { message: NOT_FOUND_GUIDANCE, name: 'NodeApiError' } });
 			expect(requests).toEqual(['GET /v1/agency/proposals/prop-9999 404']);
 			expect(WORKER_NAMES).toContain(worker);
 		}, 90_000);
+
+		it("the client's next call in its session at a second webhook process (as behind a load balancer): answered there, run once on a worker", async () => {
+			const second = await topology!.addWebhookProcess();
+			const requestsBefore = (await requestLog()).length;
+			const executionsBefore = (await executionsOf(WORKFLOWS.mcp)).length;
+			// What the SDK would send next in this session (its request ids go on counting), posted to the other process.
+			const answer = await fetch(mcpUrl(second.current.url), {
+				method: 'POST',
+				headers: { authorization: `Bearer ${BEARER_TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': mcpSessionId(client!)! },
+				body: JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'tools/call', params: { name: 'list_proposals', arguments: { limit: 3 } } }),
+				signal: AbortSignal.timeout(60_000),
+			});
+			expect(answer.status).toBe(200);
+			// One server-sent event carrying the JSON-RPC response.
+			const event = /^data: (.*)$/m.exec(await answer.text())![1];
+			const { id, result } = JSON.parse(event) as { id: number; result: ToolCallResult };
+			expect(id).toBe(100);
+			expect(result.isError).toBeFalsy();
+			expect((JSON.parse(result.content[0].text) as Array<{ uid: string }>).map((record) => record.uid)).toEqual(sandbox.state.proposals.slice(0, 3).map((proposal) => proposal.proposal.uid));
+			const executions = await waitFor('the execution of the call', () => executionsOf(WORKFLOWS.mcp), (found) => finishedExecutions(found).length === executionsBefore + 1, 60_000);
+			const [worker] = await workerOf(executions.slice(0, 1));
+			figures['MCP list_proposals at the second webhook process'] = { execution: executions[0].id, worker };
+			expect(WORKER_NAMES).toContain(worker);
+			expect(executions).toHaveLength(executionsBefore + 1);
+			expect(await requestsSince(requestsBefore)).toEqual(['GET /v1/agency/proposals 200']);
+		}, 180_000);
 	});
 });
