@@ -13,11 +13,12 @@
 import path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { buildPackage, installIntoN8n, PACKAGE_NAME, SAMPLE_CREDENTIAL, sandboxCredential } from '../../scripts/n8n/agencyInbox';
+import { buildPackage, installIntoN8n, sandboxCredential } from '../../scripts/n8n/agencyInbox';
 import { ensureN8n, executeWorkflow, nodeOutputJson, type ExecutionResult } from '../../scripts/n8n/harness';
 import { n8nMajorVersion, SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
-import { hasToolResults, startScriptedModel, toolCallId, type ChatRequest, type ScriptedAnswer, type ScriptedModel } from './scriptedModel';
+import { agentWorkflow, toolErrorSeenByModel, toolName, toolResultSeenByModel } from './aiWorkflows';
+import { hasToolResults, startScriptedModel, type ChatRequest, type ScriptedAnswer, type ScriptedModel } from './scriptedModel';
 import { postJson } from './support';
 
 const n8nVersion = SELECTED_N8N_VERSION;
@@ -35,7 +36,6 @@ const TOOLS: Record<string, { parameters: Record<string, unknown>; args: Record<
 	'Get many members': { parameters: { resource: 'member', operation: 'getAll' }, args: { limit: 10 } },
 	'Send a message to a room': { parameters: { resource: 'message', operation: 'send' }, args: { roomId: 'room-001', freelancerUid: 'mem-001', message: 'Hello from the agent' } },
 };
-const toolName = (nodeName: string) => nodeName.replace(/ /g, '_');
 
 /** First answer: call every tool; after the tool results: a final text. */
 function script(request: ChatRequest): ScriptedAnswer {
@@ -43,47 +43,19 @@ function script(request: ChatRequest): ScriptedAnswer {
 	return { toolCalls: Object.entries(TOOLS).map(([name, { args }]) => ({ name: toolName(name), args })) };
 }
 
-function agentWorkflow() {
-	const id = (index: number) => `e2e00000-0000-4000-9000-${String(index).padStart(12, '0')}`;
-	const agencyCredential = { [SAMPLE_CREDENTIAL.type]: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } };
-	const toolNodes = Object.entries(TOOLS).map(([name, { parameters }], index) => ({
-		id: id(10 + index),
-		name,
-		type: `${PACKAGE_NAME}.agencyInboxTool`,
-		typeVersion: 1,
-		position: [200 + index * 150, 300],
-		parameters,
-		credentials: agencyCredential,
-		// n8n 1.x stops the run at a failing tool unless the tool node continues on error; 2.x hands the
-		// error to the model by default, which this test proves.
-		...(n8nMajorVersion(n8nVersion) < 2 && { onError: 'continueRegularOutput' }),
-	}));
-	const toAgent = (type: string) => ({ [type]: [[{ node: 'AI Agent', type, index: 0 }]] });
-	return {
+const workflow = () =>
+	agentWorkflow({
 		id: WORKFLOW_ID,
 		name: 'E2E: AI Agent with Agency Inbox tools',
-		nodes: [
-			{ id: id(0), name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-			{ id: id(1), name: 'AI Agent', type: '@n8n/n8n-nodes-langchain.agent', typeVersion: 3, position: [300, 0], parameters: { promptType: 'define', text: 'Look at the inbox and the proposals.', options: {} } },
-			{
-				id: id(2),
-				name: 'OpenAI Chat Model',
-				type: '@n8n/n8n-nodes-langchain.lmChatOpenAi',
-				typeVersion: 1.2,
-				position: [100, 300],
-				parameters: { model: { __rl: true, mode: 'id', value: 'scripted' }, options: {} },
-				credentials: { openAiApi: { id: OPENAI_CREDENTIAL.id, name: OPENAI_CREDENTIAL.name } },
-			},
-			...toolNodes,
-		],
-		connections: {
-			Start: { main: [[{ node: 'AI Agent', type: 'main', index: 0 }]] },
-			'OpenAI Chat Model': toAgent('ai_languageModel'),
-			...Object.fromEntries(toolNodes.map((node) => [node.name, toAgent('ai_tool')])),
-		},
-		settings: { executionOrder: 'v1' },
-	};
-}
+		trigger: { name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, parameters: {} },
+		prompt: 'Look at the inbox and the proposals.',
+		tools: Object.fromEntries(Object.entries(TOOLS).map(([name, { parameters }]) => [name, parameters])),
+		modelCredential: OPENAI_CREDENTIAL,
+		agentVersion: 3,
+		// n8n 1.x stops the run at a failing tool unless the tool node continues on error; 2.x hands the
+		// error to the model by default, which this test proves.
+		...(n8nMajorVersion(n8nVersion) < 2 && { toolNodeExtra: { onError: 'continueRegularOutput' } }),
+	});
 
 describe(`n8n's AI Agent with the Agency Inbox tools, in a real n8n ${n8nVersion}`, () => {
 	let sandbox: Sandbox | undefined;
@@ -102,7 +74,7 @@ describe(`n8n's AI Agent with the Agency Inbox tools, in a real n8n ${n8nVersion
 			userFolder,
 			n8nVersion,
 			credentials: [sandboxCredential(sandbox, 600), { ...OPENAI_CREDENTIAL, data: model.credentialData }],
-			workflows: [agentWorkflow()],
+			workflows: [workflow()],
 			publish: [],
 		});
 		await postJson(`${sandbox.origin}/_sandbox/faults`, { pathPrefix: '/v1/agency/invitations', status: 400, count: 1 });
@@ -118,15 +90,8 @@ describe(`n8n's AI Agent with the Agency Inbox tools, in a real n8n ${n8nVersion
 	}, 60_000);
 
 	const firstRequest = () => model!.requests[0];
-	/** What the model received from a tool in its second request: the tool message's content, as sent. */
-	const toolResult = (nodeName: string): string => {
-		const callId = toolCallId(Object.keys(TOOLS).indexOf(nodeName));
-		const message = model!.requests[1]?.messages.find((candidate) => candidate.role === 'tool' && candidate.tool_call_id === callId);
-		if (typeof message?.content !== 'string') throw new Error(`no tool result for ${nodeName} in the model's second request`);
-		return message.content;
-	};
-	/** A failed tool reaches the model as `[{"error": "<message>"}]`. */
-	const errorSeenByModel = (nodeName: string): string => (JSON.parse(toolResult(nodeName)) as Array<{ error: string }>)[0].error;
+	const toolResult = (nodeName: string) => toolResultSeenByModel(model!, Object.keys(TOOLS).indexOf(nodeName));
+	const errorSeenByModel = (nodeName: string) => toolErrorSeenByModel(model!, Object.keys(TOOLS).indexOf(nodeName));
 
 	it('the model was asked twice: with our tools, then with their results; failing tools do not fail the run', () => {
 		expect(model!.requests).toHaveLength(2);

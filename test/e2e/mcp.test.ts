@@ -6,14 +6,14 @@
  */
 import path from 'node:path';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { buildPackage, installIntoN8n, PACKAGE_NAME, SAMPLE_CREDENTIAL, sandboxCredential } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { buildPackage, installIntoN8n, sandboxCredential } from '../../scripts/n8n/agencyInbox';
+import { ensureN8n, startN8n, type RunningN8n } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
+import { connectMcpClient, mcpWorkflow, type ToolCallResult } from './aiWorkflows';
 import { getJson, postJson } from './support';
 
 const n8nVersion = SELECTED_N8N_VERSION;
@@ -35,43 +35,6 @@ const TOOLS: Record<string, Record<string, unknown>> = {
 	'Get many chat rooms': { resource: 'chatRoom', operation: 'getAll' },
 };
 
-function mcpWorkflow(): WorkflowToImport {
-	const id = (index: number) => `e2e00000-0000-4000-a000-${String(index).padStart(12, '0')}`;
-	const toolNodes = Object.entries(TOOLS).map(([name, parameters], index) => ({
-		id: id(10 + index),
-		name,
-		type: `${PACKAGE_NAME}.agencyInboxTool`,
-		typeVersion: 1,
-		position: [index * 180, 300],
-		parameters,
-		credentials: { [SAMPLE_CREDENTIAL.type]: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } },
-	}));
-	return {
-		id: WORKFLOW_ID,
-		name: 'E2E: Agency Inbox tools over MCP',
-		nodes: [
-			{
-				id: id(0),
-				name: 'MCP Server Trigger',
-				type: '@n8n/n8n-nodes-langchain.mcpTrigger',
-				typeVersion: 2,
-				position: [300, 0],
-				webhookId: 'e2e-mcp-0000-4000-a000-000000000001',
-				parameters: { authentication: 'bearerAuth', path: MCP_PATH },
-				credentials: { httpBearerAuth: { id: BEARER_CREDENTIAL.id, name: BEARER_CREDENTIAL.name } },
-			},
-			...toolNodes,
-		],
-		connections: Object.fromEntries(toolNodes.map((node) => [node.name, { ai_tool: [[{ node: 'MCP Server Trigger', type: 'ai_tool', index: 0 }]] }])),
-		settings: { executionOrder: 'v1' },
-	};
-}
-
-interface ToolCallResult {
-	isError?: boolean;
-	content: Array<{ type: string; text: string }>;
-}
-
 describe(`our tools over MCP (n8n's MCP Server Trigger), in a real n8n ${n8nVersion}`, () => {
 	let sandbox: Sandbox | undefined;
 	let n8n: RunningN8n | undefined;
@@ -80,11 +43,7 @@ describe(`our tools over MCP (n8n's MCP Server Trigger), in a real n8n ${n8nVers
 	const texts: string[] = [];
 
 	const mcpUrl = () => new URL(`${n8n!.url}/mcp/${MCP_PATH}`);
-	const connect = async (token: string) => {
-		const connecting = new Client({ name: 'agency-inbox-e2e', version: '1.0.0' });
-		await connecting.connect(new StreamableHTTPClientTransport(mcpUrl(), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-		return connecting;
-	};
+	const connect = (token: string) => connectMcpClient(mcpUrl(), token);
 	/** Calls a tool and keeps the text the client received (to look for the API key afterwards). */
 	const call = async (name: string, args: Record<string, unknown>): Promise<ToolCallResult> => {
 		const result = (await client.callTool({ name, arguments: args })) as ToolCallResult;
@@ -102,7 +61,16 @@ describe(`our tools over MCP (n8n's MCP Server Trigger), in a real n8n ${n8nVers
 			userFolder,
 			n8nVersion,
 			credentials: [sandboxCredential(sandbox, 600), { ...BEARER_CREDENTIAL, data: { token: BEARER_TOKEN } }],
-			workflows: [mcpWorkflow()],
+			workflows: [
+				mcpWorkflow({
+					id: WORKFLOW_ID,
+					name: 'E2E: Agency Inbox tools over MCP',
+					path: MCP_PATH,
+					webhookId: 'e2e-mcp-0000-4000-a000-000000000001',
+					tools: TOOLS,
+					bearerCredential: BEARER_CREDENTIAL,
+				}),
+			],
 			publish: [WORKFLOW_ID],
 		});
 		n8n = await startN8n({ userFolder });
