@@ -1,6 +1,6 @@
 import type { INodeType, INodeTypeDescription } from 'n8n-workflow';
-import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { MAIN_CONNECTION } from '../shared/connectionTypes';
 import { searchFreelancers, searchProposals, searchRooms } from './listSearch';
 import { agencyDescription } from './resources/agency';
 import { bidIntentDescription } from './resources/bidIntent';
@@ -22,8 +22,8 @@ export class AgencyInbox implements INodeType {
 		description: 'Read agency proposals, members and invitations, work the Master Inbox and cancel scheduled bids',
 		defaults: { name: 'Agency Inbox' },
 		usableAsTool: true,
-		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
+		inputs: [MAIN_CONNECTION],
+		outputs: [MAIN_CONNECTION],
 		credentials: [{ name: 'agencyInboxApi', required: true }],
 		requestDefaults: {
 			baseURL: '={{ $credentials.baseUrl.replace(/\\/+$/, "") }}',
