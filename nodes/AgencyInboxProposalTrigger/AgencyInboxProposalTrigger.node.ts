@@ -6,7 +6,7 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 
-import { MAIN_CONNECTION } from '../shared/connectionTypes';
+import { MAIN_CONNECTION } from '../shared/n8nVersions';
 import { agencyInboxApiRequest, simplifyProposal } from '../shared/transport';
 import type { ChangeFilters, TriggerOn } from './classify';
 import { proposalTriggerProperties } from './description';

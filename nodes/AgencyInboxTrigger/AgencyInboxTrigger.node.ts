@@ -9,7 +9,7 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { MAIN_CONNECTION } from '../shared/connectionTypes';
+import { MAIN_CONNECTION } from '../shared/n8nVersions';
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
 import { deliveryLogFor, isStored, runLogFor } from './deliveryLog';
