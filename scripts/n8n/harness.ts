@@ -269,9 +269,9 @@ export async function executeWorkflows(userFolder: string, ids: string[]): Promi
 	const outputDir = await fs.mkdtemp(path.join(os.tmpdir(), 'n8n-harness-batch-'));
 	try {
 		const summaryFile = path.join(outputDir, 'summary.json');
-		const args = [runtime.n8nBin, 'execute-batch', `--ids=${ids.join(',')}`, '--retries=0', `--snapshot=${outputDir}`, `--output=${summaryFile}`];
+		const args = [runtime.n8nBin, executeBatchCommand(runtime), `--ids=${ids.join(',')}`, '--retries=0', `--snapshot=${outputDir}`, `--output=${summaryFile}`];
 		const { exitCode, output } = await runToEnd(runtime.nodeBinary, args, userFolder, env);
-		if (!existsSync(summaryFile)) throw new Error(`n8n execute-batch wrote no summary (exit code ${exitCode}):\n${output}`);
+		if (!existsSync(summaryFile)) throw new Error(`n8n ${args[1]} wrote no summary (exit code ${exitCode}):\n${output}`);
 		const summary = JSON.parse(await fs.readFile(summaryFile, 'utf8')) as { executions: Array<{ workflowId: string; error?: string }> };
 		const results = new Map<string, BatchExecutionResult>();
 		for (const id of ids) {
@@ -286,6 +286,12 @@ export async function executeWorkflows(userFolder: string, ids: string[]): Promi
 	} finally {
 		await fs.rm(outputDir, { recursive: true, force: true });
 	}
+}
+
+/** `execute-batch`; older n8n (1.49.0) names the command after its file, `executeBatch`. */
+function executeBatchCommand(runtime: N8nRuntime): string {
+	const commandsDir = path.join(path.dirname(path.dirname(runtime.n8nBin)), 'dist', 'commands');
+	return existsSync(path.join(commandsDir, 'executeBatch.js')) ? 'executeBatch' : 'execute-batch';
 }
 
 /** The items a node produced on its first output in a run. */
