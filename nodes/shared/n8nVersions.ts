@@ -11,6 +11,6 @@ export const MAIN_CONNECTION = hasConnectionTypes ? NodeConnectionTypes.Main : '
 
 /**
  * Before, n8n copied the description of a node usable as an AI tool with structuredClone, which
- * throws on the functions in ours, and n8n did not start (seen in 1.82.3; 1.85.4 uses deepCopy).
+ * throws on the functions in ours, and every n8n command failed (seen in 1.82.3; 1.85.4 uses deepCopy).
  */
 export const USABLE_AS_TOOL = hasConnectionTypes ? true : undefined;

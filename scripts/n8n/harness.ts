@@ -319,8 +319,8 @@ function runToEnd(command: string, args: string[], cwd: string, env: NodeJS.Proc
 		child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
 		// n8n 1.49.0's executeBatch wrote its summary and then never exited when a node type was missing.
 		let lastFileSeenAt: number | undefined;
-		const watch = setInterval(() => {
-			if (!lastFile || !existsSync(lastFile)) return;
+		const watch = lastFile && setInterval(() => {
+			if (!existsSync(lastFile)) return;
 			lastFileSeenAt ??= Date.now();
 			if (Date.now() - lastFileSeenAt > 30_000) child.kill('SIGKILL');
 		}, 1_000);

@@ -3,6 +3,8 @@
  * operation and per trigger, as n8n exported them, node typeVersion 1) run unchanged in a real n8n
  * against the sandbox. The action workflows run in one `n8n execute-batch`; the two trigger workflows
  * are published in one `n8n start`. Assertions read what reached the sandbox and what the nodes output.
+ * `npm run test:compat` runs this file in every n8n version of the compatibility ladder
+ * (scripts/n8n/compatLadder.json), so it uses only what n8n 1.49.0 already has.
  *
  * The fixtures are never edited. A change that would make one of them fail belongs in a new node
  * version (README, "Upgrading"); the fixtures then still describe version 1.
