@@ -1,6 +1,6 @@
 import type { INodeType, INodeTypeDescription } from 'n8n-workflow';
-import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { MAIN_CONNECTION, USABLE_AS_TOOL } from '../shared/n8nVersions';
 import { searchFreelancers, searchProposals, searchRooms } from './listSearch';
 import { agencyDescription } from './resources/agency';
 import { bidIntentDescription } from './resources/bidIntent';
@@ -21,9 +21,9 @@ export class AgencyInbox implements INodeType {
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
 		description: 'Read agency proposals, members and invitations, work the Master Inbox and cancel scheduled bids',
 		defaults: { name: 'Agency Inbox' },
-		usableAsTool: true,
-		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
+		usableAsTool: USABLE_AS_TOOL,
+		inputs: [MAIN_CONNECTION],
+		outputs: [MAIN_CONNECTION],
 		credentials: [{ name: 'agencyInboxApi', required: true }],
 		requestDefaults: {
 			baseURL: '={{ $credentials.baseUrl.replace(/\\/+$/, "") }}',

@@ -5,8 +5,8 @@ import type {
 	INodeTypeDescription,
 	IPollFunctions,
 } from 'n8n-workflow';
-import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { MAIN_CONNECTION } from '../shared/n8nVersions';
 import { agencyInboxApiRequest, simplifyProposal } from '../shared/transport';
 import type { ChangeFilters, TriggerOn } from './classify';
 import { proposalTriggerProperties } from './description';
@@ -53,7 +53,7 @@ export class AgencyInboxProposalTrigger implements INodeType {
 		defaults: { name: 'Agency Inbox Proposal Trigger' },
 		polling: true,
 		inputs: [],
-		outputs: [NodeConnectionTypes.Main],
+		outputs: [MAIN_CONNECTION],
 		credentials: [{ name: 'agencyInboxApi', required: true }],
 		properties: proposalTriggerProperties,
 	};

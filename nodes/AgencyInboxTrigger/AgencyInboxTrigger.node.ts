@@ -8,8 +8,8 @@ import type {
 	IWebhookFunctions,
 	IWebhookResponseData,
 } from 'n8n-workflow';
-import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { MAIN_CONNECTION } from '../shared/n8nVersions';
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
 import { deliveryLogFor, runLogFor } from './deliveryLog';
@@ -75,7 +75,7 @@ export class AgencyInboxTrigger implements INodeType {
 			'Agency proposals, members, invitations, Master Inbox chat and bid intents on a freelance marketplace; this trigger starts a workflow on the service\'s signed webhooks',
 		defaults: { name: 'Agency Inbox Trigger' },
 		inputs: [],
-		outputs: [NodeConnectionTypes.Main],
+		outputs: [MAIN_CONNECTION],
 		credentials: [{ name: 'agencyInboxApi', required: true }],
 		webhooks: [
 			{

@@ -269,9 +269,9 @@ export async function executeWorkflows(userFolder: string, ids: string[]): Promi
 	const outputDir = await fs.mkdtemp(path.join(os.tmpdir(), 'n8n-harness-batch-'));
 	try {
 		const summaryFile = path.join(outputDir, 'summary.json');
-		const args = [runtime.n8nBin, 'execute-batch', `--ids=${ids.join(',')}`, '--retries=0', `--snapshot=${outputDir}`, `--output=${summaryFile}`];
-		const { exitCode, output } = await runToEnd(runtime.nodeBinary, args, userFolder, env);
-		if (!existsSync(summaryFile)) throw new Error(`n8n execute-batch wrote no summary (exit code ${exitCode}):\n${output}`);
+		const args = [runtime.n8nBin, executeBatchCommand(runtime), `--ids=${ids.join(',')}`, '--retries=0', `--snapshot=${outputDir}`, `--output=${summaryFile}`];
+		const { exitCode, output } = await runToEnd(runtime.nodeBinary, args, userFolder, env, summaryFile);
+		if (!existsSync(summaryFile)) throw new Error(`n8n ${args[1]} wrote no summary (exit code ${exitCode}):\n${output}`);
 		const summary = JSON.parse(await fs.readFile(summaryFile, 'utf8')) as { executions: Array<{ workflowId: string; error?: string }> };
 		const results = new Map<string, BatchExecutionResult>();
 		for (const id of ids) {
@@ -286,6 +286,12 @@ export async function executeWorkflows(userFolder: string, ids: string[]): Promi
 	} finally {
 		await fs.rm(outputDir, { recursive: true, force: true });
 	}
+}
+
+/** `execute-batch`; older n8n (1.49.0) names the command after its file, `executeBatch`. */
+function executeBatchCommand(runtime: N8nRuntime): string {
+	const commandsDir = path.join(path.dirname(path.dirname(runtime.n8nBin)), 'dist', 'commands');
+	return existsSync(path.join(commandsDir, 'executeBatch.js')) ? 'executeBatch' : 'execute-batch';
 }
 
 /** The items a node produced on its first output in a run. */
@@ -304,14 +310,28 @@ function extractRunJson(output: string): RunJson | undefined {
 	return JSON.parse(lines.slice(start, end + 1).join('\n'));
 }
 
-function runToEnd(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ exitCode: number; output: string }> {
+/** Runs a command to its end; one that writes `lastFile` is done then, and killed if it has not exited 30 s later. */
+function runToEnd(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv, lastFile?: string): Promise<{ exitCode: number; output: string }> {
 	return new Promise((resolve, reject) => {
 		const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
 		let output = '';
 		child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
 		child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-		child.on('error', reject);
-		child.on('close', (code) => resolve({ exitCode: code ?? 1, output }));
+		// n8n 1.49.0's executeBatch wrote its summary and then never exited when a node type was missing.
+		let lastFileSeenAt: number | undefined;
+		const watch = lastFile && setInterval(() => {
+			if (!existsSync(lastFile)) return;
+			lastFileSeenAt ??= Date.now();
+			if (Date.now() - lastFileSeenAt > 30_000) child.kill('SIGKILL');
+		}, 1_000);
+		child.on('error', (error) => {
+			clearInterval(watch);
+			reject(error);
+		});
+		child.on('close', (code) => {
+			clearInterval(watch);
+			resolve({ exitCode: code ?? 1, output });
+		});
 	});
 }
 

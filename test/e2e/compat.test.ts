@@ -3,6 +3,8 @@
  * operation and per trigger, as n8n exported them, node typeVersion 1) run unchanged in a real n8n
  * against the sandbox. The action workflows run in one `n8n execute-batch`; the two trigger workflows
  * are published in one `n8n start`. Assertions read what reached the sandbox and what the nodes output.
+ * `npm run test:compat` runs this file in every n8n version of the compatibility ladder
+ * (scripts/n8n/compatLadder.json), so it uses only what n8n 1.49.0 already has.
  *
  * The fixtures are never edited. A change that would make one of them fail belongs in a new node
  * version (README, "Upgrading"); the fixtures then still describe version 1.
@@ -13,7 +15,9 @@ import path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import {
 	NODE_TYPES,
+	PACKAGE_NAME,
 	REPO_ROOT,
+	SAMPLE_CREDENTIAL,
 	buildPackage,
 	installIntoN8n,
 	pollEverySeconds,
@@ -138,6 +142,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		let stepAt = Date.now();
 		await installIntoN8n({
 			userFolder,
+			n8nVersion: SELECTED_N8N_VERSION,
 			credentials: [sandboxCredential(sandbox, 600)],
 			workflows,
 			publish: TRIGGER_FIXTURES.map(workflowId),
@@ -170,6 +175,17 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 			}
 		}
 		expect(fixturesSha256).toBe(FIXTURES_SHA256);
+	});
+
+	it('installs as a community package: n8n lists its three nodes and its credential and logs no error about it', async () => {
+		const nodeTypes = await getJson<Array<{ name: string }>>(`${n8n!.url}/types/nodes.json`, n8n!.restHeaders);
+		const credentialTypes = await getJson<Array<{ name: string }>>(`${n8n!.url}/types/credentials.json`, n8n!.restHeaders);
+		expect(nodeTypes.map((type) => type.name)).toEqual(expect.arrayContaining(Object.values(NODE_TYPES)));
+		expect(credentialTypes.map((type) => type.name)).toContain(SAMPLE_CREDENTIAL.type);
+		// What `n8n start` printed: n8n logs a node that throws while it loads (naming its file), and goes on without it.
+		const log = await fs.readFile(n8n!.logFile, 'utf8');
+		const installedPackage = `${path.sep}nodes${path.sep}node_modules${path.sep}${PACKAGE_NAME}${path.sep}`;
+		expect(log.split('\n').filter((line) => /error/i.test(line) && (line.includes(installedPackage) || line.includes(`${PACKAGE_NAME}.`)))).toEqual([]);
 	});
 
 	it('runs every action workflow without an error', () => {

@@ -30,10 +30,15 @@ type Show = NonNullable<IDisplayOptions['show']>;
 /** Records a list operation returns to a model unless it asks for another number. */
 export const TOOL_DEFAULT_RECORDS = 10;
 
-/** A property only in the tool variant (true) or only in the normal node (false). */
+/**
+ * A property only in the tool variant (true) or only in the normal node (false). The normal one is
+ * hidden in the tool rather than shown outside it: n8n before n8n-workflow 1.86 has no '@tool' value
+ * and shows neither variant of a property shown only for `'@tool': [false]`.
+ */
 function shownAsTool(property: INodeProperties, asTool: boolean): INodeProperties {
-	const show = property.displayOptions?.show ?? {};
-	return { ...property, displayOptions: { ...property.displayOptions, show: { ...show, '@tool': [asTool] } } };
+	const key = asTool ? 'show' : 'hide';
+	const conditions = property.displayOptions?.[key] ?? {};
+	return { ...property, displayOptions: { ...property.displayOptions, [key]: { ...conditions, '@tool': [true] } } };
 }
 
 export const onlyAsTool = (property: INodeProperties) => shownAsTool(property, true);
