@@ -98,7 +98,8 @@ try {
 	const lock = readJson('package-lock.json');
 	check(lock.version === after && lock.packages[''].version === after, `package-lock.json was not bumped to ${after}`);
 	const released = readFileSync(path.join(clone, 'CHANGELOG.md'), 'utf8');
-	const section = new RegExp(`## \\[Unreleased\\]\\s*## \\[${after.replace(/\./g, '\\.')}\\] - \\d{4}-\\d{2}-\\d{2}\\s*### Changed\\s*${NOTE.replace(/[.()/]/g, '\\$&')}\\s*## \\[${before.replace(/\./g, '\\.')}\\]`);
+	// Everything that stood under Unreleased (the note and any entries already there) moves under the new version.
+	const section = new RegExp(`## \\[Unreleased\\]\\s*## \\[${after.replace(/\./g, '\\.')}\\] - \\d{4}-\\d{2}-\\d{2}\\s*### Changed\\s*${NOTE.replace(/[.()/]/g, '\\$&')}[^]*?## \\[${before.replace(/\./g, '\\.')}\\]`);
 	check(section.test(released), `CHANGELOG.md does not have the note under ${after} below an empty Unreleased:\n${released.slice(0, 1500)}`);
 	check(released.includes(`[Unreleased]: https://github.com/agency-inbox/n8n-nodes-agency-inbox/compare/${tag}...HEAD`), 'the Unreleased link was not moved on');
 	check(released.includes(`[${after}]: https://github.com/agency-inbox/n8n-nodes-agency-inbox/compare/${previousTag}...${tag}`), `no link for ${after}`);
