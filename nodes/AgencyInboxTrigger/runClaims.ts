@@ -28,13 +28,13 @@ import { isStored } from './deliveryLog';
 export const claimTiming = { settleMs: 1_000 };
 const CLAIM_ATTEMPTS = 8;
 /** Two entries per delivery (its id and its run's token): the last 5,000 deliveries' runs. */
-export const MAX_CLAIM_ENTRIES = 10_000;
+const MAX_CLAIM_ENTRIES = 10_000;
 const STORE_OPTIONS = { mode: 'entries', maxEntries: MAX_CLAIM_ENTRIES } as const;
 
 /** Static data key of the started runs where n8n has no deduplication store. */
 const STARTED_RUNS_KEY = 'startedRuns';
 
-export function hasSharedStore(context: IExecuteFunctions): boolean {
+function hasSharedStore(context: IExecuteFunctions): boolean {
 	return typeof context.helpers?.checkProcessedAndRecord === 'function';
 }
 
