@@ -6,34 +6,23 @@ import type {
 	IPollFunctions,
 } from 'n8n-workflow';
 
+import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
+import { compareMarks } from '../shared/marks';
 import { MAIN_CONNECTION } from '../shared/n8nVersions';
 import { agencyInboxApiRequest, simplifyProposal } from '../shared/transport';
 import type { ChangeFilters, TriggerOn } from './classify';
 import { proposalTriggerProperties } from './description';
-import type { PollOutcome, ProposalChange } from './pollChanges';
+import type { ProposalChange } from './pollChanges';
 import { findSampleChange, pollChanges } from './pollChanges';
-import { claimPoll } from './pollGuard';
 import type { FetchProposalPage, ProposalPage } from './types';
+import type { TriggerState } from './watermark';
 import { bootstrapState, loadState, saveState } from './watermark';
-
-/** Where n8n does not say how long a poll may take (before n8n 2.x), assume its usual 5 minutes. */
-const DEFAULT_POLL_BUDGET_MS = 5 * 60 * 1000;
-
-/** Share of the poll budget spent paging; the rest covers a last request that waits for the rate limit. */
-const PAGING_SHARE_OF_BUDGET = 0.5;
 
 function proposalPageFetcher(context: IPollFunctions): FetchProposalPage {
 	return async (query) =>
 		(await agencyInboxApiRequest.call(context, 'GET', '/v1/agency/proposals', {
 			qs: query as unknown as IDataObject,
 		})) as unknown as ProposalPage;
-}
-
-/** Stop paging before n8n abandons the poll; an unfinished sweep resumes at the next poll. */
-function pagingDeadline(context: IPollFunctions): () => boolean {
-	const budgetMs = typeof context.getPollBudgetMs === 'function' ? context.getPollBudgetMs() : DEFAULT_POLL_BUDGET_MS;
-	const deadline = Date.now() + budgetMs * PAGING_SHARE_OF_BUDGET;
-	return () => Date.now() < deadline;
 }
 
 function toItem(change: ProposalChange, simplify: boolean): INodeExecutionData {
@@ -72,26 +61,18 @@ export class AgencyInboxProposalTrigger implements INodeType {
 			return sample ? [[toItem(sample, simplify)]] : null;
 		}
 
-		const staticData = this.getWorkflowStaticData('node');
-		const stored = loadState(staticData);
-		const claim = claimPoll(`${this.getWorkflow().id}/${this.getNode().id}`, stored, Date.now());
-		if (!claim.granted) {
-			this.logger.debug(`Agency Inbox Proposal Trigger: poll skipped, ${claim.reason}`);
-			return null;
-		}
-		const state = claim.startFrom ?? stored;
-		let outcome: PollOutcome | undefined;
-		try {
-			if (!state) {
-				saveState(staticData, bootstrapState(new Date()));
-				return null;
-			}
-			outcome = await pollChanges(state, fetchPage, { ...filters, status, canContinue: pagingDeadline(this) });
-			saveState(staticData, outcome.state);
-		} finally {
-			claim.release(loadState(staticData), (outcome?.changes.length ?? 0) > 0);
-		}
-		if (outcome.changes.length === 0) return null;
-		return [outcome.changes.map((change) => toItem(change, simplify))];
+		const changes = await runGuardedPoll<TriggerState, ProposalChange>(
+			this,
+			{
+				load: loadState,
+				save: saveState,
+				isOlder: (stored, than) => !stored || compareMarks(stored.watermark, than.watermark) < 0,
+				bootstrap: () => bootstrapState(new Date()),
+				poll: async (state) => await pollChanges(state, fetchPage, { ...filters, status, canContinue: pagingDeadline(this) }),
+			},
+			'Agency Inbox Proposal Trigger',
+		);
+		if (changes.length === 0) return null;
+		return [changes.map((change) => toItem(change, simplify))];
 	}
 }

@@ -1,7 +1,7 @@
 import { latestResultEvent } from '../shared/simplifyProposal';
 import type { ProposalRecord } from './types';
-import type { Mark } from './watermark';
-import { isAfter } from './watermark';
+import type { Mark } from '../shared/marks';
+import { isAfter } from '../shared/marks';
 
 export type TriggerOn = 'new' | 'updated' | 'both';
 

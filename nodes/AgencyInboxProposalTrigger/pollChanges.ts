@@ -3,8 +3,9 @@ import type { ChangeFilters, ChangeReason } from './classify';
 import { classifyChange, classifySample, passesFilters } from './classify';
 import { sweepProposals } from './sweep';
 import type { FetchProposalPage, ProposalRecord } from './types';
-import type { Mark, TriggerState } from './watermark';
-import { higherMark, isAtOrAbove, isAtOrBelow, lowerMark, timeOf } from './watermark';
+import type { Mark } from '../shared/marks';
+import { higherMark, isAtOrAbove, isAtOrBelow, lowerMark, timeOf } from '../shared/marks';
+import type { TriggerState } from './watermark';
 
 export interface ProposalChange extends ChangeReason {
 	record: ProposalRecord;

@@ -1,15 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
-/**
- * A position in the service's `updatedAt` ordering: a time plus the proposals already taken exactly
- * at that time. `updatedSince` is inclusive, so the rows at the mark come back on the next sweep; the
- * uids tell which of them were already emitted. Only the uids AT the mark are kept, so the state stays
- * as small as the number of proposals sharing one timestamp.
- */
-export interface Mark {
-	at: string;
-	uids: string[];
-}
+import type { Mark } from '../shared/marks';
+import { compareMarks, higherMark, isMark } from '../shared/marks';
 
 /** A sweep that ran out of poll time: where to resume and which part of the ordering it already took. */
 export interface PendingSweep {
@@ -26,56 +18,6 @@ export interface TriggerState {
 	pending?: PendingSweep;
 }
 
-export function timeOf(iso: string): number {
-	return Date.parse(iso);
-}
-
-function compareToMark(mark: Mark, updatedAt: string): number {
-	return Math.sign(timeOf(updatedAt) - timeOf(mark.at));
-}
-
-/** By time only: negative when a is earlier than b, 0 at the same time (whatever the uids). */
-export function compareMarks(a: Mark, b: Mark): number {
-	return -compareToMark(a, b.at);
-}
-
-/** Taken by the mark: earlier than it, or at it and already listed. */
-export function isAtOrBelow(mark: Mark, uid: string, updatedAt: string): boolean {
-	const order = compareToMark(mark, updatedAt);
-	return order < 0 || (order === 0 && mark.uids.includes(uid));
-}
-
-/** Later than the mark, or at it and already listed. */
-export function isAtOrAbove(mark: Mark, uid: string, updatedAt: string): boolean {
-	const order = compareToMark(mark, updatedAt);
-	return order > 0 || (order === 0 && mark.uids.includes(uid));
-}
-
-/** Strictly after what the mark has taken: later than it, or at it and not listed. */
-export function isAfter(mark: Mark, uid: string, time: string): boolean {
-	return !isAtOrBelow(mark, uid, time);
-}
-
-function mergeAtSameTime(mark: Mark, uids: string[]): Mark {
-	return { at: mark.at, uids: [...new Set([...mark.uids, ...uids])] };
-}
-
-/** The later of two marks; at the same time, the union of their uids. */
-export function higherMark(a: Mark | undefined, b: Mark): Mark {
-	if (!a) return b;
-	const order = compareToMark(a, b.at);
-	if (order === 0) return mergeAtSameTime(a, b.uids);
-	return order > 0 ? b : a;
-}
-
-/** The earlier of two marks; at the same time, the union of their uids. */
-export function lowerMark(a: Mark | undefined, b: Mark): Mark {
-	if (!a) return b;
-	const order = compareToMark(a, b.at);
-	if (order === 0) return mergeAtSameTime(a, b.uids);
-	return order < 0 ? b : a;
-}
-
 /**
  * Spec rule 5 bootstraps with the clock noted before a full pass without `updatedSince`. The full pass
  * only serves to read history, and this trigger emits nothing historic, so it would cost one request
@@ -84,16 +26,6 @@ export function lowerMark(a: Mark | undefined, b: Mark): Mark {
  */
 export function bootstrapState(now: Date): TriggerState {
 	return { watermark: { at: now.toISOString(), uids: [] } };
-}
-
-function isMark(value: unknown): value is Mark {
-	const mark = value as Mark | undefined;
-	return (
-		typeof mark?.at === 'string' &&
-		!Number.isNaN(timeOf(mark.at)) &&
-		Array.isArray(mark.uids) &&
-		mark.uids.every((uid) => typeof uid === 'string')
-	);
 }
 
 function isPendingSweep(value: unknown): value is PendingSweep {

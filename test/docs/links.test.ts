@@ -47,12 +47,16 @@ describe('resolving links to repository files', () => {
 });
 
 describe('the documentation links of the package, the README and docs/', () => {
-	it("reads the editor's Docs links of all three nodes and the credential's, all into this repository", () => {
+	it("reads the editor's Docs links of all five nodes and the credential's, all into this repository", () => {
 		const links = packageDocLinks();
 		expect(links.map((link) => link.source).sort()).toEqual([
 			'credentials/AgencyInboxApi.credentials.ts documentationUrl',
 			'nodes/AgencyInbox/AgencyInbox.node.json credentialDocumentation',
 			'nodes/AgencyInbox/AgencyInbox.node.json primaryDocumentation',
+			'nodes/AgencyInboxInvitationTrigger/AgencyInboxInvitationTrigger.node.json credentialDocumentation',
+			'nodes/AgencyInboxInvitationTrigger/AgencyInboxInvitationTrigger.node.json primaryDocumentation',
+			'nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node.json credentialDocumentation',
+			'nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node.json primaryDocumentation',
 			'nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node.json credentialDocumentation',
 			'nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node.json primaryDocumentation',
 			'nodes/AgencyInboxTrigger/AgencyInboxTrigger.node.json credentialDocumentation',

@@ -1,6 +1,3 @@
-import type { TriggerState } from './watermark';
-import { compareMarks } from './watermark';
-
 /**
  * How long a state this process handed to n8n with an execution counts as "being committed". With
  * n8n's durable poll cursors the state a poll leaves is committed after poll() returns (with the
@@ -10,23 +7,23 @@ import { compareMarks } from './watermark';
  */
 export const COMMIT_GRACE_MS = 60_000;
 
-interface HandedOver {
-	state: TriggerState;
+interface HandedOver<State> {
+	state: State;
 	atMs: number;
 	/** Whether the poll that left it emitted changes (its state is committed with their execution). */
 	emitted: boolean;
 }
 
-interface TriggerPolls {
+interface TriggerPolls<State> {
 	running: boolean;
 	/** The last state a poll of this process left. */
-	handedOver?: HandedOver;
+	handedOver?: HandedOver<State>;
 }
 
 /** Per trigger node (workflow id and node id), for the life of the n8n process. */
-const triggers = new Map<string, TriggerPolls>();
+const triggers = new Map<string, TriggerPolls<unknown>>();
 
-export type PollClaim =
+export type PollClaim<State> =
 	| {
 			granted: true;
 			/**
@@ -36,20 +33,21 @@ export type PollClaim =
 			 * commit is skipped when its lease has ended), and starting from an older one would make the
 			 * activation's starting point the time of a later poll, losing the changes in between.
 			 */
-			startFrom?: TriggerState;
-			release: (handedOver: TriggerState | undefined, emitted: boolean) => void;
+			startFrom?: State;
+			release: (handedOver: State | undefined, emitted: boolean) => void;
 	  }
 	| { granted: false; reason: string };
 
-const isOlder = (stored: TriggerState | undefined, than: TriggerState) => !stored || compareMarks(stored.watermark, than.watermark) < 0;
+/** Whether a stored state is older than (behind) one this process handed over; no stored state is older than any. */
+export type IsOlder<State> = (stored: State | undefined, than: State) => boolean;
 
 /**
  * One poll at a time per trigger node in this process: n8n starts the next poll at its time even if
  * the previous one is still running. A poll that finds one running, or finds a stored state older
  * than the one this process just handed over with an execution, must not run.
  */
-export function claimPoll(trigger: string, stored: TriggerState | undefined, nowMs: number): PollClaim {
-	const polls = triggers.get(trigger) ?? { running: false };
+export function claimPoll<State>(trigger: string, stored: State | undefined, nowMs: number, isOlder: IsOlder<State>): PollClaim<State> {
+	const polls = (triggers.get(trigger) ?? { running: false }) as TriggerPolls<State>;
 	triggers.set(trigger, polls);
 	if (polls.running) return { granted: false, reason: 'the previous poll of this trigger is still running' };
 	const handedOver = polls.handedOver;

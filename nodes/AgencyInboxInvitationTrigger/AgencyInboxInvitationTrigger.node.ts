@@ -1,0 +1,62 @@
+import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
+
+import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
+import { MAIN_CONNECTION } from '../shared/n8nVersions';
+import { agencyInboxApiRequest } from '../shared/transport';
+import { invitationTriggerProperties } from './description';
+import type { FetchInvitationsPage, InvitationChange, InvitationPage, InvitationTriggerOn } from './pollInvitations';
+import { bootstrapInvitations, pollInvitations } from './pollInvitations';
+import type { InvitationTriggerState } from './state';
+import { isOlderInvitationState, loadInvitationState, saveInvitationState } from './state';
+
+function invitationsFetcher(context: IPollFunctions): FetchInvitationsPage {
+	return async (pageCursor) =>
+		(await agencyInboxApiRequest.call(context, 'GET', '/v1/agency/invitations', {
+			qs: { pageSize: '100', ...(pageCursor ? { pageCursor } : {}) },
+		})) as unknown as InvitationPage;
+}
+
+function toItem(change: InvitationChange): INodeExecutionData {
+	const previous = change.previous ? { previousStatus: change.previous.status, previousResult: change.previous.result } : {};
+	return { json: { trigger: change.trigger, ...previous, ...change.record } as IDataObject };
+}
+
+export class AgencyInboxInvitationTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Agency Inbox Invitation Trigger',
+		name: 'agencyInboxInvitationTrigger',
+		icon: { light: 'file:../../icons/agencyInbox.svg', dark: 'file:../../icons/agencyInbox.dark.svg' },
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{ { new: "New invitations", both: "New and changed invitations", statusChanged: "Invitation status changes" }[$parameter["triggerOn"]] }}',
+		description: 'Starts the workflow when the agency is invited to a job, or an invitation changes status (polling)',
+		defaults: { name: 'Agency Inbox Invitation Trigger' },
+		polling: true,
+		inputs: [],
+		outputs: [MAIN_CONNECTION],
+		credentials: [{ name: 'agencyInboxApi', required: true }],
+		properties: invitationTriggerProperties,
+	};
+
+	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+		const triggerOn = this.getNodeParameter('triggerOn', 'new') as InvitationTriggerOn;
+		const fetchPage = invitationsFetcher(this);
+		if (this.getMode() === 'manual') {
+			const newest = [...((await fetchPage(undefined)).data ?? [])].sort((a, b) => Date.parse(b.invite.createdAt ?? '') - Date.parse(a.invite.createdAt ?? ''))[0];
+			return newest ? [[toItem({ trigger: triggerOn === 'statusChanged' ? 'statusChanged' : 'new', record: newest })]] : null;
+		}
+		const changes = await runGuardedPoll<InvitationTriggerState, InvitationChange>(
+			this,
+			{
+				load: loadInvitationState,
+				save: saveInvitationState,
+				isOlder: isOlderInvitationState,
+				bootstrap: async () => await bootstrapInvitations(fetchPage),
+				poll: async (state) => await pollInvitations(state, fetchPage, { triggerOn, canContinue: pagingDeadline(this) }),
+			},
+			'Agency Inbox Invitation Trigger',
+		);
+		if (changes.length === 0) return null;
+		return [changes.map(toItem)];
+	}
+}

@@ -1,0 +1,90 @@
+import type { CanContinue } from '../shared/guardedPoll';
+import { nextCursorToFollow } from '../shared/pagination';
+import type { InvitationTriggerState } from './state';
+
+export interface InvitationRecord {
+	invite: { uid: string; createdAt?: string; status?: string; result?: string; [key: string]: unknown };
+	[key: string]: unknown;
+}
+
+export interface InvitationPage {
+	data: InvitationRecord[];
+	meta?: { nextCursor?: string | null };
+}
+
+export type FetchInvitationsPage = (pageCursor: string | undefined) => Promise<InvitationPage>;
+
+export type InvitationTriggerOn = 'new' | 'statusChanged' | 'both';
+
+export interface InvitationChange {
+	trigger: 'new' | 'statusChanged';
+	record: InvitationRecord;
+	/** For a status change: what the list showed before. */
+	previous?: { status: string; result: string };
+}
+
+/** Most invitations remembered; past it those first seen longest ago are forgotten. */
+export const MAX_INVITATIONS_KEPT = 20_000;
+
+/** Object keys keep their insertion order: the first ones were seen first. */
+function newestKept(seen: Record<string, string>): Record<string, string> {
+	const uids = Object.keys(seen);
+	if (uids.length <= MAX_INVITATIONS_KEPT) return seen;
+	return Object.fromEntries(uids.slice(uids.length - MAX_INVITATIONS_KEPT).map((uid) => [uid, seen[uid]]));
+}
+
+const statusOf = (record: InvitationRecord) => `${record.invite.status ?? ''}/${record.invite.result ?? ''}`;
+
+function splitStatus(seen: string): { status: string; result: string } {
+	const slash = seen.indexOf('/');
+	return { status: seen.slice(0, slash), result: seen.slice(slash + 1) };
+}
+
+/** Every invitation of the list, page by page, until the end or the poll's time is up. */
+async function readList(fetchPage: FetchInvitationsPage, canContinue: CanContinue): Promise<InvitationRecord[]> {
+	const records: InvitationRecord[] = [];
+	const cursorsUsed = new Set<string>();
+	let cursor: string | undefined;
+	do {
+		const page = await fetchPage(cursor);
+		for (const record of page.data ?? []) if (typeof record?.invite?.uid === 'string') records.push(record);
+		cursor = nextCursorToFollow(page, cursorsUsed);
+		if (cursor === undefined) return records;
+		cursorsUsed.add(cursor);
+	} while (canContinue());
+	return records;
+}
+
+/** The first poll: every invitation listed now is history. */
+export async function bootstrapInvitations(fetchPage: FetchInvitationsPage): Promise<InvitationTriggerState> {
+	const records = await readList(fetchPage, () => true);
+	return { seq: 1, seen: Object.fromEntries(records.map((record) => [record.invite.uid, statusOf(record)])) };
+}
+
+/**
+ * One poll. The spec states no order for the invitation list and no time of a status change, so a
+ * new invitation may appear on any page and a changed one stays where it was: every poll reads the
+ * whole list and compares it with the invitations seen before, by uid. A poll that runs out of time
+ * emits what its pages showed; the rest is found by the next poll. An invitation the list stops
+ * showing stays remembered (an answer that briefly lists nothing must not make the whole list new).
+ */
+export async function pollInvitations(
+	state: InvitationTriggerState,
+	fetchPage: FetchInvitationsPage,
+	options: { triggerOn: InvitationTriggerOn; canContinue: CanContinue },
+): Promise<{ state: InvitationTriggerState; changes: InvitationChange[] }> {
+	const records = await readList(fetchPage, options.canContinue);
+	const seen: Record<string, string> = { ...state.seen };
+	const changes: InvitationChange[] = [];
+	for (const record of records) {
+		const uid = record.invite.uid;
+		const before = state.seen[uid];
+		const now = statusOf(record);
+		seen[uid] = now;
+		if (before === undefined) changes.push({ trigger: 'new', record });
+		else if (before !== now) changes.push({ trigger: 'statusChanged', record, previous: splitStatus(before) });
+	}
+	const wanted = changes.filter((change) => options.triggerOn === 'both' || change.trigger === options.triggerOn);
+	wanted.sort((a, b) => Date.parse(a.record.invite.createdAt ?? '') - Date.parse(b.record.invite.createdAt ?? '') || 0);
+	return { state: { seq: state.seq + 1, seen: newestKept(seen) }, changes: wanted };
+}

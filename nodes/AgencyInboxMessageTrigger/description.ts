@@ -1,0 +1,11 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+export const messageTriggerProperties: INodeProperties[] = [
+	{
+		displayName:
+			'Polls the Master Inbox for new messages from clients. Needs no public URL: use it where the service cannot reach your n8n; where it can, the Agency Inbox Trigger (webhook) starts sooner and costs no requests.',
+		name: 'pollingNotice',
+		type: 'notice',
+		default: '',
+	},
+];
