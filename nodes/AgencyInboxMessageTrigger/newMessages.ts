@@ -13,6 +13,8 @@ export interface RoomRead {
 	messages: StoryRow[];
 	/** The newest message read in the room (any author), with the ids at its time. */
 	newest: Mark | undefined;
+	/** Every message the reading saw, also older ones. */
+	ids: ReadonlySet<string>;
 }
 
 /**
@@ -22,6 +24,7 @@ export interface RoomRead {
  */
 export async function readMessagesAfter(fetchPage: FetchStoriesPage, roomId: string, after: Mark | null): Promise<RoomRead> {
 	const newer = new Map<string, StoryRow>();
+	const ids = new Set<string>();
 	let newest: Mark | undefined;
 	const cursorsUsed = new Set<string>();
 	let cursor: string | undefined;
@@ -30,6 +33,7 @@ export async function readMessagesAfter(fetchPage: FetchStoriesPage, roomId: str
 		const stories = (page.data ?? []).filter((story) => typeof story?.storyId === 'string' && !Number.isNaN(timeOf(story.createdAt)));
 		let reachedTaken = false;
 		for (const story of stories) {
+			ids.add(story.storyId);
 			newest = higherMark(newest, { at: story.createdAt, uids: [story.storyId] });
 			if (after === null || isAfter(after, story.storyId, story.createdAt)) newer.set(story.storyId, story);
 			else reachedTaken = true;
@@ -39,5 +43,5 @@ export async function readMessagesAfter(fetchPage: FetchStoriesPage, roomId: str
 		if (cursor !== undefined) cursorsUsed.add(cursor);
 	} while (cursor !== undefined);
 	const messages = [...newer.values()].sort((a, b) => timeOf(a.createdAt) - timeOf(b.createdAt));
-	return { messages, newest };
+	return { messages, newest, ids };
 }

@@ -5,7 +5,7 @@ import { nextCursorToFollow } from '../shared/pagination';
 import { readMessagesAfter } from './newMessages';
 import type { MessageTriggerState, RoomMark } from './state';
 import { MAX_ROOMS_KEPT } from './state';
-import type { FetchRoomsPage, FetchStoriesPage, LoadMemberIds, RoomRow, StoryRow } from './types';
+import type { FetchRoomsPage, FetchStoriesPage, ListPage, LoadMemberIds, RoomRow, StoryRow } from './types';
 
 export interface ClientMessage {
 	room: RoomRow;
@@ -54,18 +54,26 @@ function roomsToKeep(rooms: Record<string, RoomMark>, floor: Mark | null): Recor
 
 /**
  * The first poll: the rooms of the first page and the highest time they show become the floor, so
- * nothing that exists now is emitted. Every message written later has a time at or after it.
+ * nothing that exists now is emitted. Every message written later has a time at or after it. A first
+ * page without any message is followed to the next one; a floor of null means no room has a message.
  */
 export async function bootstrapMessages(fetchRooms: FetchRoomsPage): Promise<MessageTriggerState> {
-	const page = await fetchRooms(undefined);
 	const rooms: Record<string, RoomMark> = {};
-	for (const room of page.data ?? []) {
-		const at = lastActivityOf(room);
-		const last = lastStoryIdOf(room);
-		if (at !== null) rooms[room.roomId] = { at, uids: last === null ? [] : [last], last };
-	}
-	const floor = topOf(page.data ?? []) ?? null;
-	return { seq: 1, floor, rooms: roomsToKeep(rooms, floor) };
+	let floor: Mark | undefined;
+	const cursorsUsed = new Set<string>();
+	let cursor: string | undefined;
+	do {
+		const page = await fetchRooms(cursor);
+		for (const room of page.data ?? []) {
+			const at = lastActivityOf(room);
+			const last = lastStoryIdOf(room);
+			if (at !== null) rooms[room.roomId] = { at, uids: last === null ? [] : [last], last };
+		}
+		floor = topOf(page.data ?? []);
+		cursor = floor ? undefined : nextCursorToFollow(page, cursorsUsed);
+		if (cursor !== undefined) cursorsUsed.add(cursor);
+	} while (cursor !== undefined);
+	return { seq: 1, floor: floor ?? null, rooms: roomsToKeep(rooms, floor ?? null) };
 }
 
 /**
@@ -76,45 +84,64 @@ export async function bootstrapMessages(fetchRooms: FetchRoomsPage): Promise<Mes
  * read last time is skipped; any other room is read message by message, so two client messages in one
  * room between two polls both arrive although the row shows only the last.
  *
- * Only a complete sweep raises the floor, to the highest time on its FIRST page: those rows were read
- * before anything the sweep may have missed (a room that moved above the cursor while it paged got a
- * message after that first page was read, so later than the new floor).
+ * A complete sweep raises the floor to the highest time on its first page: those rows were read at
+ * one moment, and anything the sweep did not read got a message after it. One exception: a room that
+ * moved above the cursor while the sweep paged also holds its older messages, which nobody read. So a
+ * sweep of several pages ends by reading the first page again, down to a room it has handled: every
+ * room that moved is above that one. If the page holds no such room, the floor stays.
  */
 export async function pollMessages(state: MessageTriggerState, sources: MessageSources): Promise<MessagePollOutcome> {
 	const rooms = { ...state.rooms };
 	const messages: ClientMessage[] = [];
 	let memberIds: ReadonlySet<string> | undefined;
-	let firstPageTop: Mark | undefined;
-	let complete = false;
-	const cursorsUsed = new Set<string>();
-	let cursor: string | undefined;
-	sweep: do {
-		const page = await sources.fetchRooms(cursor);
-		const rows = (page.data ?? []).filter((room) => typeof room?.roomId === 'string');
-		if (cursor === undefined) firstPageTop = topOf(rows);
+	let unreadLastMessage = false;
+
+	/** Reads the rooms of one page in order; says whether it reached a room below the floor or one already handled. */
+	async function readRooms(rows: RoomRow[]): Promise<{ belowFloor: boolean; reachedHandled: boolean; outOfTime: boolean }> {
+		let reachedHandled = false;
 		for (const room of rows) {
 			const activity = lastActivityOf(room);
 			if (activity === null) continue;
-			if (state.floor !== null && timeOf(activity) < timeOf(state.floor.at)) {
-				complete = true;
-				break sweep;
-			}
+			if (state.floor !== null && timeOf(activity) < timeOf(state.floor.at)) return { belowFloor: true, reachedHandled: true, outOfTime: false };
 			const known = rooms[room.roomId];
-			if (known && known.last !== null && known.last === lastStoryIdOf(room)) continue;
+			if (known && known.last !== null && known.last === lastStoryIdOf(room)) {
+				reachedHandled = true;
+				continue;
+			}
 			const read = await readMessagesAfter(sources.fetchStories, room.roomId, known ?? state.floor);
 			if (read.messages.length > 0) memberIds ??= await sources.loadMemberIds();
 			for (const story of read.messages) if (!memberIds?.has(story.userId)) messages.push({ room, story });
-			// Never past the messages actually read: the row may show a message the list does not yet.
 			const newest = read.newest ? higherMark(known, read.newest) : known;
-			if (newest) rooms[room.roomId] = { at: newest.at, uids: newest.uids, last: lastStoryIdOf(room) };
-			if (!sources.canContinue()) break sweep;
+			// The row may show a message the room's list does not return yet: then the room is read again
+			// next time, and the floor stays, so that message is not taken as read.
+			const lastShown = lastStoryIdOf(room);
+			const lastRead = lastShown !== null && read.ids.has(lastShown);
+			if (!lastRead) unreadLastMessage = true;
+			if (newest) rooms[room.roomId] = { at: newest.at, uids: newest.uids, last: lastRead ? lastShown : (known?.last ?? null) };
+			if (!sources.canContinue()) return { belowFloor: false, reachedHandled, outOfTime: true };
 		}
-		cursor = nextCursorToFollow(page, cursorsUsed);
+		return { belowFloor: false, reachedHandled, outOfTime: false };
+	}
+
+	const rowsOf = (page: ListPage<RoomRow>) => (page.data ?? []).filter((room) => typeof room?.roomId === 'string');
+	let firstPageTop: Mark | undefined;
+	let pages = 0;
+	let complete = false;
+	const cursorsUsed = new Set<string>();
+	let cursor: string | undefined;
+	do {
+		const page = await sources.fetchRooms(cursor);
+		const rows = rowsOf(page);
+		if (pages++ === 0) firstPageTop = topOf(rows);
+		const read = await readRooms(rows);
+		if (read.outOfTime) break;
+		cursor = read.belowFloor ? undefined : nextCursorToFollow(page, cursorsUsed);
 		if (cursor === undefined) complete = true;
 		else cursorsUsed.add(cursor);
 	} while (cursor !== undefined && sources.canContinue());
 
-	const floor = complete && firstPageTop ? higherMark(state.floor ?? undefined, firstPageTop) : state.floor;
+	if (complete && pages > 1) complete = (await readRooms(rowsOf(await sources.fetchRooms(undefined)))).reachedHandled;
+	const floor = complete && !unreadLastMessage && firstPageTop ? higherMark(state.floor ?? undefined, firstPageTop) : state.floor;
 	messages.sort((a, b) => timeOf(a.story.createdAt) - timeOf(b.story.createdAt));
 	return { state: { seq: state.seq + 1, floor, rooms: roomsToKeep(rooms, floor) }, messages };
 }

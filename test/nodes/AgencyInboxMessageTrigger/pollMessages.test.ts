@@ -1,0 +1,37 @@
+/**
+ * Cases the sandbox does not produce: a room's row that shows a message its message list does not
+ * return yet (a service whose lists are not updated at the same moment).
+ */
+import { bootstrapMessages, pollMessages } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
+import type { RoomRow, StoryRow } from '../../../nodes/AgencyInboxMessageTrigger/types';
+
+it('a message the room row shows before the message list does arrives once the list shows it', async () => {
+	const stories: Record<string, StoryRow[]> = {
+		a: [{ storyId: 's1', userId: 'client', message: 'old', createdAt: '2026-01-01T00:00:00.000Z' }],
+		b: [{ storyId: 's2', userId: 'client', message: 'old', createdAt: '2026-01-01T00:00:01.000Z' }],
+	};
+	const rooms: RoomRow[] = [
+		{ roomId: 'b', lastStoryId: 's2', lastStoryAt: '2026-01-01T00:00:01.000Z' },
+		{ roomId: 'a', lastStoryId: 's1', lastStoryAt: '2026-01-01T00:00:00.000Z' },
+	];
+	const notListedYet = new Set<string>();
+	const sources = {
+		fetchRooms: async () => ({ data: [...rooms].sort((x, y) => Date.parse(y.lastStoryAt!) - Date.parse(x.lastStoryAt!)) }),
+		fetchStories: async (roomId: string) => ({ data: [...stories[roomId]].filter((story) => !notListedYet.has(story.storyId)).reverse() }),
+		loadMemberIds: async () => new Set(['member']),
+		canContinue: () => true,
+	};
+	let state = await bootstrapMessages(sources.fetchRooms);
+	stories.a.push({ storyId: 's3', userId: 'client', message: 'new', createdAt: '2026-01-01T00:01:00.000Z' });
+	rooms[1] = { roomId: 'a', lastStoryId: 's3', lastStoryAt: '2026-01-01T00:01:00.000Z' };
+	notListedYet.add('s3');
+
+	const emitted: string[] = [];
+	for (let poll = 0; poll < 3; poll++) {
+		if (poll === 1) notListedYet.clear();
+		const outcome = await pollMessages(state, sources);
+		emitted.push(...outcome.messages.map((message) => message.story.storyId));
+		state = outcome.state;
+	}
+	expect(emitted).toEqual(['s3']);
+});
