@@ -211,6 +211,99 @@ describe('sandbox API: auth, lists, Send Message, cancel', () => {
 		});
 	});
 
+	describe('changes for the message and invitation triggers', () => {
+		const change = (body: object) => ctl.post('/changes', body);
+		const storyKeys = ['attachments', 'createdAt', 'message', 'storyId', 'userId', 'userName', 'userPhotoUrl'];
+		/** Every key path of a JSON value, to compare the shapes of two records. */
+		const shape = (value: unknown, path = ''): string[] =>
+			value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value).flatMap(([k, v]) => [`${path}${k}`, ...shape(v, `${path}${k}.`)]) : [];
+
+		test('clientMessage: one message keeps its answer; count 2 adds two stories, each later than the one before', async () => {
+			const clientId = sandbox.state.rooms[9].roomUsers[0].user.id;
+			const one = (await change({ kind: 'clientMessage', roomId: 'room-010' })).body.data;
+			expect(Object.keys(one).sort()).toEqual([...storyKeys, 'roomId'].sort());
+			const two = (await change({ kind: 'clientMessage', roomId: 'room-010', count: 2, text: 'Are you there?' })).body.data;
+			expect(two).toEqual({
+				roomId: 'room-010',
+				storyId: two.stories[1].storyId,
+				createdAt: two.stories[1].createdAt,
+				stories: [1, 2].map(() => expect.objectContaining({ userId: clientId, message: 'Are you there?' })),
+			});
+			expect(one.createdAt < two.stories[0].createdAt && two.stories[0].createdAt < two.stories[1].createdAt).toBe(true);
+			const newest = (await api.get('/v1/master-inbox/rooms/room-010/stories', { pageSize: 3 })).body.data.map((s: any) => s.storyId);
+			expect(newest).toEqual([two.stories[1].storyId, two.stories[0].storyId, one.storyId]);
+			for (const count of [0, 51, 1.5, '2']) expectProblem(await change({ kind: 'clientMessage', roomId: 'room-010', count }), 400, /count/);
+			expect(sandbox.state.stories['room-010'].at(-1)!.storyId).toBe(two.storyId);
+		});
+
+		test('clientMessage newRoom: a new client opens a room for a new proposal, with the agency freelancer in it', async () => {
+			const seededRoomKeys = Object.keys(sandbox.state.rooms[0]);
+			const sent = (await change({ kind: 'clientMessage', newRoom: true, count: 2, text: 'We found you on the marketplace.' })).body.data;
+			expect(sent.roomId).toBe('room-061');
+			expect(sent.stories).toHaveLength(2);
+			const [room] = (await api.get('/v1/master-inbox/rooms', { pageSize: 1 })).body.data;
+			expect(Object.keys(room)).toEqual(seededRoomKeys);
+			expect(room).toMatchObject({ roomId: 'room-061', lastStoryId: sent.storyId, storiesCount: 2, numUsers: 2, organization: { id: 'org-025' } });
+			expect(room.roomUsers.map((u: any) => [u.user.id, u.role])).toEqual([['client-025', 'client'], [room.vendorProposal.userId, 'freelancer']]);
+			const proposal = (await api.get(`/v1/agency/proposals/${room.vendorProposal.id}`)).body.data;
+			expect(proposal).toMatchObject({ proposal: { uid: 'prop-0301', chatRoomId: 'room-061' }, freelancer: { uid: room.vendorProposal.userId }, job: { uid: room.vendorProposal.marketplaceJobPostingId } });
+			const stories = (await api.get('/v1/master-inbox/rooms/room-061/stories')).body.data;
+			expect(stories.map((s: any) => [s.userId, s.message])).toEqual([1, 2].map(() => ['client-025', 'We found you on the marketplace.']));
+
+			expectProblem(await change({ kind: 'clientMessage', newRoom: true, roomId: 'room-001' }), 400, /roomId or newRoom/);
+			expectProblem(await change({ kind: 'clientMessage', newRoom: 'yes' }), 400, /newRoom/);
+			expect(sandbox.state.rooms).toHaveLength(61);
+		});
+
+		test('agencyMessage: a member of the room writes; it is the lastStory, and is not a Send Message', async () => {
+			const memberId = sandbox.state.rooms[2].roomUsers.find((u) => u.role === 'freelancer')!.user.id;
+			const written = (await change({ kind: 'agencyMessage', roomId: 'room-003', freelancerUid: memberId, text: 'On it.' })).body.data;
+			expect(written).toEqual({ storyId: expect.stringMatching(/^story-/), userId: memberId, userName: expect.any(String), userPhotoUrl: expect.any(String), message: 'On it.', createdAt: expect.any(String), attachments: [], roomId: 'room-003' });
+			expect(sandbox.state.rooms[2].lastStory).toMatchObject({ storyId: written.storyId, user: { id: memberId } });
+			expect((await ctl.get('/messages')).body.data).toEqual([]);
+
+			const anywhere = (await change({ kind: 'agencyMessage' })).body.data;
+			const room = sandbox.state.rooms.find((r) => r.roomId === anywhere.roomId)!;
+			expect(sandbox.state.members.map((m) => m.uid)).toContain(anywhere.userId);
+			expect(room.roomUsers.map((u) => u.user.id)).toContain(anywhere.userId);
+
+			const outsider = sandbox.state.members.find((m) => !sandbox.state.rooms[2].roomUsers.some((u) => u.user.id === m.uid))!.uid;
+			expectProblem(await change({ kind: 'agencyMessage', roomId: 'room-003', freelancerUid: outsider }), 400, new RegExp(outsider));
+			expectProblem(await change({ kind: 'agencyMessage', roomId: 'room-003', freelancerUid: 'client-003' }), 400, /client-003/);
+			expectProblem(await change({ kind: 'agencyMessage', roomId: 'room-999' }), 400, /room-999/);
+		});
+
+		test('newInvitation: a pending invitation created now, shaped like the seeded ones, numbered after them', async () => {
+			const seededPending = sandbox.state.invitations.find((i) => i.invite.status === 'PENDING')!;
+			const latestSeeded = sandbox.state.invitations.map((i) => i.invite.createdAt).sort().at(-1)!;
+			const created = (await change({ kind: 'newInvitation' })).body.data;
+			expect(shape(created)).toEqual(shape(seededPending));
+			expect(created.invite).toMatchObject({ uid: 'inv-046', status: 'PENDING', result: seededPending.invite.result });
+			expect(created.invite.createdAt > latestSeeded).toBe(true);
+			expect((await api.get('/v1/agency/invitations', { status: 'pending', pageSize: 1 })).body.data).toEqual([created]);
+
+			const titled = (await change({ kind: 'newInvitation', title: 'Warehouse dashboard' })).body.data;
+			expect(titled).toMatchObject({ invite: { uid: 'inv-047', title: 'Warehouse dashboard' }, job: { title: 'Warehouse dashboard' } });
+			expect(titled.invite.createdAt > created.invite.createdAt).toBe(true);
+			expectProblem(await change({ kind: 'newInvitation', title: ' ' }), 400, /title/);
+		});
+
+		test('invitationStatus: accepted, declined or pending, with the seed\'s result; createdAt unchanged', async () => {
+			const uid = sandbox.state.invitations.find((i) => i.invite.status === 'PENDING')!.invite.uid;
+			const { createdAt } = sandbox.state.invitations.find((i) => i.invite.uid === uid)!.invite;
+			const seededResult = (status: string) => sandbox.state.invitations.find((i) => i.invite.status === status)!.invite.result;
+			for (const status of ['accepted', 'declined', 'pending']) {
+				const expected = { uid, createdAt, status: status.toUpperCase(), result: seededResult(status.toUpperCase()) };
+				expect((await change({ kind: 'invitationStatus', invitationUid: uid, status })).body.data.invite).toMatchObject(expected);
+				const listed = (await allPages(api, '/v1/agency/invitations', { status })).flatMap((p) => p.body.data);
+				expect(listed.find((i: any) => i.invite.uid === uid)?.invite).toMatchObject(expected);
+			}
+			expectProblem(await change({ kind: 'invitationStatus', invitationUid: 'inv-999', status: 'accepted' }), 400, /inv-999/);
+			expectProblem(await change({ kind: 'invitationStatus', invitationUid: uid, status: 'ACCEPTED' }), 400, /status must be one of/);
+			expectProblem(await change({ kind: 'invitationStatus', status: 'accepted' }), 400, /invitationUid/);
+		});
+	});
+
 	test('reset restores the seed', async () => {
 		await ctl.post('/changes', { kind: 'newProposal' });
 		await api.post('/v1/master-inbox/rooms/room-001/stories', { message: 'x', freelancerUid: sandbox.state.rooms[0].roomUsers[1].user.id });
