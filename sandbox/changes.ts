@@ -1,11 +1,35 @@
-/** Changes to the data that control endpoints and the simulator apply: client activity, new proposals and bids. */
+/** Changes to the data that control endpoints and the simulator apply: client and agency activity, new proposals, bids and invitations. */
 import { BadRequest } from './http';
 import { appendStory } from './routes';
-import { buildBidIntent, buildProposal, memberAsUser } from './seed';
+import {
+	buildBidIntent,
+	buildInvitation,
+	buildNewRoom,
+	buildProposal,
+	INVITATION_STATES,
+	inviteOutcome,
+	MEMBER_LINES,
+	memberAsUser,
+	memberParticipant,
+	vendorProposalOf,
+	type InvitationState,
+} from './seed';
 import type { SandboxCore } from './core';
-import type { BidIntent, ChatRoom, ProposalRecord, ResultType, Story } from './types';
+import type { BidIntent, ChatRoom, InvitationRecord, Member, ProposalRecord, ResultType, Story } from './types';
 
-export const CHANGE_KINDS = ['clientReply', 'viewed', 'hire', 'status', 'newProposal', 'clientMessage', 'scheduleBid', 'masterInbox'] as const;
+export const CHANGE_KINDS = [
+	'clientReply',
+	'viewed',
+	'hire',
+	'status',
+	'newProposal',
+	'clientMessage',
+	'agencyMessage',
+	'scheduleBid',
+	'masterInbox',
+	'newInvitation',
+	'invitationStatus',
+] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 const CLIENT_TEXTS = ['Could we schedule a call this week?', 'Thanks! Can you send an estimate?', 'We reviewed your proposal and have a few questions.', 'Please share your availability.', 'Looks great, let us proceed.'];
@@ -74,11 +98,12 @@ function setStatus(core: SandboxCore, body: Record<string, unknown>): ProposalRe
 	return record;
 }
 
-function newProposal(core: SandboxCore): ProposalRecord {
+/** A new proposal in `target` (by default the rooms take turns); its freelancer takes part in that room. */
+function newProposal(core: SandboxCore, target?: ChatRoom): ProposalRecord {
 	const { state, rng } = core;
 	const nowMs = Date.parse(core.clock.nowIso());
 	const number = ++state.counters.proposal;
-	const room = state.rooms[(number - 1) % state.rooms.length];
+	const room = target ?? state.rooms[(number - 1) % state.rooms.length];
 	const managers = state.members.filter((m) => m.role === 'business_manager');
 	const authorized = state.members.filter((m) => !state.unauthorizedFreelancers.includes(m.uid));
 	const freelancer = authorized[number % authorized.length];
@@ -95,20 +120,97 @@ function newProposal(core: SandboxCore): ProposalRecord {
 	state.proposals.push(record);
 	// The proposal's freelancer takes part in its room, as the seeded ones do.
 	if (!room.roomUsers.some((p) => p.user.id === freelancer.uid)) {
-		room.roomUsers.push({ user: memberAsUser(freelancer), organization: room.roomUsers.find((p) => p.role === 'freelancer')?.organization ?? null, role: 'freelancer' });
+		room.roomUsers.push(memberParticipant(freelancer));
 		room.numUsers = room.roomUsers.length;
 	}
 	return record;
 }
 
-/** A message from the room's client; fires chat.message.sent. */
-function clientMessage(core: SandboxCore, body: Record<string, unknown>): Story & { roomId: string } {
+const MAX_MESSAGES_PER_CHANGE = 50;
+
+function messageCount(body: Record<string, unknown>): number {
+	const { count = 1 } = body;
+	if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_MESSAGES_PER_CHANGE) {
+		throw new BadRequest(`count must be an integer from 1 to ${MAX_MESSAGES_PER_CHANGE}.`);
+	}
+	return count;
+}
+
+/** A room that a new client opens for a new proposal of the agency, so chat.message.sent still names a proposal. */
+function openRoom(core: SandboxCore): ChatRoom {
+	const { state } = core;
+	const room = buildNewRoom(core.rng, ++state.counters.room, ++state.counters.client, core.clock.nowMs());
+	state.rooms.push(room);
+	state.stories[room.roomId] = [];
+	room.vendorProposal = vendorProposalOf(newProposal(core, room));
+	return room;
+}
+
+function clientMessageRoom(core: SandboxCore, body: Record<string, unknown>): ChatRoom {
 	const roomId = stringField(body, 'roomId');
-	const room = roomId !== undefined ? findRoom(core, roomId) : core.rng.pick(core.state.rooms.filter((r) => r.vendorProposal !== null));
-	const text = stringField(body, 'text') ?? core.rng.pick(CLIENT_TEXTS);
-	const story = appendStory(core.state, room, clientOf(room), text, core.clock.nowIso());
-	core.webhooks.fire('chat.message.sent', chatMessagePayload(core, room, text));
+	if (body.newRoom !== undefined && typeof body.newRoom !== 'boolean') throw new BadRequest('newRoom must be a boolean.');
+	if (body.newRoom !== true) return roomId !== undefined ? findRoom(core, roomId) : core.rng.pick(core.state.rooms.filter((r) => r.vendorProposal !== null));
+	if (roomId !== undefined) throw new BadRequest('Give roomId or newRoom, not both.');
+	return openRoom(core);
+}
+
+/**
+ * `count` messages from the room's client (default 1), each its own story with a later createdAt and
+ * its own chat.message.sent. One message answers with the story as before; several with all of them,
+ * the last one's storyId and createdAt staying on top for callers that read those.
+ */
+function clientMessage(core: SandboxCore, body: Record<string, unknown>) {
+	const count = messageCount(body);
+	const text = stringField(body, 'text');
+	const room = clientMessageRoom(core, body);
+	const stories = Array.from({ length: count }, () => {
+		const message = text ?? core.rng.pick(CLIENT_TEXTS);
+		const story = appendStory(core.state, room, clientOf(room), message, core.clock.nowIso());
+		core.webhooks.fire('chat.message.sent', chatMessagePayload(core, room, message));
+		return story;
+	});
+	const last = stories[stories.length - 1];
+	return count === 1 ? { ...last, roomId: room.roomId } : { roomId: room.roomId, storyId: last.storyId, createdAt: last.createdAt, stories };
+}
+
+function membersIn(core: SandboxCore, room: ChatRoom): Member[] {
+	return core.state.members.filter((m) => room.roomUsers.some((p) => p.user.id === m.uid));
+}
+
+/** A message from an agency member of the room (written on the marketplace): no webhook, chat.message.sent is for client messages. */
+function agencyMessage(core: SandboxCore, body: Record<string, unknown>): Story & { roomId: string } {
+	const roomId = stringField(body, 'roomId');
+	const freelancerUid = stringField(body, 'freelancerUid');
+	const room = roomId !== undefined ? findRoom(core, roomId) : core.rng.pick(core.state.rooms.filter((r) => membersIn(core, r).length > 0));
+	const members = membersIn(core, room);
+	const member = freelancerUid === undefined ? core.rng.pick(members) : members.find((m) => m.uid === freelancerUid);
+	if (member === undefined) throw new BadRequest(`No agency member ${freelancerUid === undefined ? '' : `"${freelancerUid}" `}takes part in room "${room.roomId}".`);
+	const story = appendStory(core.state, room, memberAsUser(member), stringField(body, 'text') ?? core.rng.pick(MEMBER_LINES), core.clock.nowIso());
 	return { ...story, roomId: room.roomId };
+}
+
+/** A new pending invitation created now; its uid continues the seed's numbering. */
+function newInvitation(core: SandboxCore, body: Record<string, unknown>): InvitationRecord {
+	const { state } = core;
+	const title = stringField(body, 'title');
+	if (title !== undefined && title.trim() === '') throw new BadRequest('title must not be blank.');
+	const number = ++state.counters.invitation;
+	const member = state.members[(number - 1) % state.members.length];
+	const record = buildInvitation(core.rng, { number, state: 'pending', member, createdMs: core.clock.nowMs(), spreadSeconds: 0, topic: title });
+	state.invitations.push(record);
+	return record;
+}
+
+/** An invitation accepted, declined or back to pending; its createdAt stays (the record has no other time). */
+function setInvitationStatus(core: SandboxCore, body: Record<string, unknown>): InvitationRecord {
+	const uid = stringField(body, 'invitationUid');
+	const status = stringField(body, 'status');
+	if (uid === undefined || status === undefined) throw new BadRequest('invitationStatus change needs invitationUid and status.');
+	if (!INVITATION_STATES.includes(status as InvitationState)) throw new BadRequest(`status must be one of ${INVITATION_STATES.join(', ')} (got "${status}").`);
+	const record = core.state.invitations.find((i) => i.invite.uid === uid);
+	if (!record) throw new BadRequest(`Unknown invitation "${uid}".`);
+	Object.assign(record.invite, inviteOutcome(status as InvitationState));
+	return record;
 }
 
 export function chatMessagePayload(core: SandboxCore, room: ChatRoom, text: string) {
@@ -140,12 +242,18 @@ export function applyChange(core: SandboxCore, body: Record<string, unknown>): u
 			return newProposal(core);
 		case 'clientMessage':
 			return clientMessage(core, body);
+		case 'agencyMessage':
+			return agencyMessage(core, body);
 		case 'scheduleBid':
 			return scheduleBid(core);
 		case 'masterInbox':
 			if (typeof body.active !== 'boolean') throw new BadRequest('masterInbox change needs {active: boolean}.');
 			core.state.masterInboxActive = body.active;
 			return { active: body.active };
+		case 'newInvitation':
+			return newInvitation(core, body);
+		case 'invitationStatus':
+			return setInvitationStatus(core, body);
 		default:
 			throw new BadRequest(`Unknown change kind "${String(body.kind)}"; use one of ${CHANGE_KINDS.join(', ')}.`);
 	}

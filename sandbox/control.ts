@@ -3,6 +3,7 @@ import { applyChange, defaultEventData } from './changes';
 import type { Fault, SandboxCore } from './core';
 import { BadRequest, problem, type ApiResponse } from './http';
 import type { Simulator } from './simulator';
+import { checkVariants } from './variants';
 
 export interface ControlContext {
 	core: SandboxCore;
@@ -106,6 +107,11 @@ export function handleControl(ctx: ControlContext, method: string, route: string
 				return json(simulator.status());
 			case 'GET /simulator':
 				return json(simulator.status());
+			case 'GET /variants':
+				return json({ data: core.variants });
+			case 'POST /variants':
+				Object.assign(core.variants, checkVariants(body));
+				return json({ data: core.variants });
 			case 'POST /reset':
 				core.reset();
 				simulator.rewind();

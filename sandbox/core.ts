@@ -4,6 +4,7 @@ import { Random } from './random';
 import { RollingWindowLimiter } from './rateLimit';
 import { SEED_HISTORY_END_MS, seedState } from './seed';
 import type { SandboxState } from './types';
+import type { SandboxVariants } from './variants';
 import { WebhookSender } from './webhooks';
 
 export interface Fault {
@@ -47,6 +48,8 @@ export interface CoreSettings {
 	seed: number;
 	proposals: number;
 	pageSize: number;
+	/** The variants to start with; `SandboxCore.variants` holds the current ones. */
+	variants: SandboxVariants;
 }
 
 export class SandboxCore {
@@ -55,6 +58,8 @@ export class SandboxCore {
 	rng: Random;
 	readonly faults: Fault[] = [];
 	readonly requests: RequestLogEntry[] = [];
+	/** Changed at run time through /_sandbox/variants; a reset keeps them, as a test sets them for its whole run. */
+	readonly variants: SandboxVariants;
 
 	constructor(
 		readonly settings: CoreSettings,
@@ -63,9 +68,10 @@ export class SandboxCore {
 	) {
 		this.state = seedState(settings.seed, settings.proposals);
 		this.rng = new Random(settings.seed ^ 0x5eed);
+		this.variants = { ...settings.variants };
 	}
 
-	/** Reseeds the data in place (so references to `state` stay valid) and clears logs, faults and rate counters. */
+	/** Reseeds the data in place (so references to `state` stay valid) and clears logs, faults and rate counters; keeps the variants. */
 	reset(): void {
 		Object.assign(this.state, seedState(this.settings.seed, this.settings.proposals));
 		this.rng = new Random(this.settings.seed ^ 0x5eed);

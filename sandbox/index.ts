@@ -14,9 +14,11 @@ import { RollingWindowLimiter } from './rateLimit';
 import { BASE_PATH, createRequestHandler } from './server';
 import { DEFAULT_SIMULATOR_INTERVAL_MS, Simulator } from './simulator';
 import type { SandboxState } from './types';
+import { checkVariants, DEFAULT_VARIANTS, type SandboxVariants } from './variants';
 import { WebhookSender } from './webhooks';
 
 export type { SandboxState } from './types';
+export { ALL_VARIANTS, DEFAULT_VARIANTS, type SandboxVariants } from './variants';
 
 export interface SandboxOptions {
 	/** Per API key, rolling 60 s window; default 20; 0 or Infinity = unlimited. */
@@ -36,6 +38,8 @@ export interface SandboxOptions {
 	port?: number;
 	/** Host to listen on (default 127.0.0.1). */
 	host?: string;
+	/** Readings of what the spec leaves open (default DEFAULT_VARIANTS); changeable later through /_sandbox/variants. */
+	variants?: Partial<SandboxVariants>;
 }
 
 export interface Sandbox {
@@ -62,12 +66,13 @@ function signingSecretFor(seed: number): string {
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+	const variants = { ...DEFAULT_VARIANTS, ...checkVariants(options.variants ?? {}) };
 	const seed = options.seed ?? DEFAULT_SEED;
 	const signingSecret = signingSecretFor(seed);
 	const apiKeys = ['sandbox-key-1', 'sandbox-key-2'];
 	const webhooks = new WebhookSender(signingSecret, options.webhookTimeScale ?? 1);
 	const limiter = new RollingWindowLimiter(options.requestsPerMinute ?? 20, options.rateLimitWindowMs);
-	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE }, limiter, webhooks);
+	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE, variants }, limiter, webhooks);
 	const simulator = new Simulator(core, seed);
 	const keyIds = new Map(apiKeys.map((key, i) => [key, `key-${i + 1}`]));
 

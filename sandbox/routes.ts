@@ -1,14 +1,17 @@
 /** The nine /v1 endpoints of the service, on the in-memory state. Auth, rate limit and faults are applied before (see server.ts). */
+import { createHash } from 'node:crypto';
 import { BadRequest, ok, problem, type ApiResponse } from './http';
-import { paginate, parsePageSize, type Ordering } from './pagination';
+import { paginate, parsePageSize, type Ordering, type SortKey } from './pagination';
 import { applyLastStory, memberAsUser, storyId } from './seed';
 import type { ChatRoom, InvitationRecord, Member, ProposalRecord, SandboxState, SentMessage, Story } from './types';
 import type { MonotonicClock } from './clock';
+import type { SandboxVariants } from './variants';
 
 export interface ApiContext {
 	state: SandboxState;
 	clock: MonotonicClock;
 	defaultPageSize: number;
+	variants: SandboxVariants;
 }
 
 export interface ApiRequest {
@@ -82,14 +85,23 @@ function listMembers(ctx: ApiContext, req: ApiRequest): ApiResponse {
 	return { status: 200, body: paginate(members, { ...MEMBERS_ORDER, binding: `${MEMBERS_ORDER.binding}:role=${role ?? 'any'}` }, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req)) };
 }
 
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** Keys of the invitation orders; 'scrambled' is stable but unrelated to time, so a new invitation lands anywhere. */
+const INVITATION_KEYS: Record<SandboxVariants['invitationOrder'], { key: (i: InvitationRecord) => SortKey; descending: boolean }> = {
+	createdAtDesc: { key: (i) => [i.invite.createdAt, i.invite.uid], descending: true },
+	createdAtAsc: { key: (i) => [i.invite.createdAt, i.invite.uid], descending: false },
+	scrambled: { key: (i) => [sha256(i.invite.uid), i.invite.uid], descending: false },
+};
+
 function listInvitations(ctx: ApiContext, req: ApiRequest): ApiResponse {
 	const status = oneOf(req.query, 'status', ['accepted', 'pending', 'declined']);
 	const invitations = ctx.state.invitations.filter((i) => status === undefined || i.invite.status.toLowerCase() === status);
+	const order = ctx.variants.invitationOrder;
 	const ordering: Ordering<InvitationRecord> = {
-		binding: `invitations:createdAt-desc:status=${status ?? 'any'}`,
-		description: `invitations by createdAt descending, status ${status ?? 'any'}`,
-		key: (i) => [i.invite.createdAt, i.invite.uid],
-		descending: true,
+		binding: `invitations:${order}:status=${status ?? 'any'}`,
+		description: `invitations ${order}, status ${status ?? 'any'}`,
+		...INVITATION_KEYS[order],
 	};
 	return { status: 200, body: paginate(invitations, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req)) };
 }
@@ -164,13 +176,19 @@ function listRooms(ctx: ApiContext, req: ApiRequest): ApiResponse {
 			(participants.length === 0 || matchesParticipants(room, participants)) &&
 			(!clientMessageOnly || (room.lastStory !== null && !isMember(ctx.state, room.lastStory.user?.id))),
 	);
+	const by = ctx.variants.roomSort;
 	const ordering: Ordering<ChatRoom> = {
-		binding: `rooms:${sort}`,
-		description: `rooms sorted ${sort} by lastStoryAt`,
-		key: (room) => [room.lastStoryAt ?? '', room.roomId],
+		binding: `rooms:${sort}:by=${by}`,
+		description: `rooms sorted ${sort} by ${by}`,
+		key: (room) => [(by === 'lastStoryAt' ? room.lastStoryAt : lastClientMessageAt(ctx.state, room)) ?? '', room.roomId],
 		descending: sort === 'date-desc',
 	};
 	return { status: 200, body: paginate(rooms, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req)) };
+}
+
+/** When a non-member (the client) last wrote in the room; an agency member's reply does not count. Stories are kept oldest first. */
+function lastClientMessageAt(state: SandboxState, room: ChatRoom): string | undefined {
+	return (state.stories[room.roomId] ?? []).filter((story) => !isMember(state, story.userId)).at(-1)?.createdAt;
 }
 
 function findRoom(ctx: ApiContext, roomId: string): ChatRoom | undefined {
@@ -181,11 +199,12 @@ function listStories(ctx: ApiContext, req: ApiRequest, [roomId]: string[]): ApiR
 	if (!findRoom(ctx, roomId)) return problem(404, `Room "${roomId}" was not found.`, req.instance);
 	const search = (queryValue(req.query, 'search') ?? '').trim().toLowerCase();
 	const stories = (ctx.state.stories[roomId] ?? []).filter((s) => search === '' || s.message.toLowerCase().includes(search));
+	const order = ctx.variants.storyOrder;
 	const ordering: Ordering<Story> = {
-		binding: `stories:${roomId}:createdAt-desc`,
-		description: 'stories by createdAt descending (newest first)',
+		binding: `stories:${roomId}:${order}`,
+		description: `stories by createdAt, ${order}`,
 		key: (s) => [s.createdAt, s.storyId],
-		descending: true,
+		descending: order === 'newestFirst',
 	};
 	return { status: 200, body: paginate(stories, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req)) };
 }

@@ -33,12 +33,13 @@ const SKILLS = ['TypeScript', 'React', 'Node.js', 'Python', 'n8n', 'Automation',
 const JOB_TOPICS = ['CRM automation', 'Shopify store migration', 'Data pipeline', 'Landing page redesign', 'Chatbot integration', 'Invoice workflow', 'Lead scraping tool', 'Mobile app MVP', 'Slack bot', 'Analytics dashboard'];
 const INDUSTRIES = ['Tech & IT', 'Retail', 'Finance', 'Healthcare', 'Education', 'Marketing'];
 const CLIENT_LINES = ['Thanks for the proposal, can we talk tomorrow?', 'What would the timeline look like?', 'Could you share similar work?', 'Is the price negotiable?', 'We would like to move forward.', 'Can you start this week?'];
-const MEMBER_LINES = ['Happy to help, here is my availability.', 'Sure, I can share a few case studies.', 'The timeline is about two weeks.', 'Sounds good, let us schedule a call.', 'Thanks, I will send the details shortly.'];
+export const MEMBER_LINES = ['Happy to help, here is my availability.', 'Sure, I can share a few case studies.', 'The timeline is about two weeks.', 'Sounds good, let us schedule a call.', 'Thanks, I will send the details shortly.'];
 
 export const pad = (value: number, width: number): string => String(value).padStart(width, '0');
 export const proposalId = (n: number): string => `prop-${pad(n, 4)}`;
 export const storyId = (n: number): string => `story-${pad(n, 5)}`;
 export const bidIntentId = (n: number): string => `bid-${pad(n, 3)}`;
+const roomIdOf = (n: number): string => `room-${pad(n, 3)}`;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function memberAsUser(member: Member): User {
@@ -47,6 +48,13 @@ export function memberAsUser(member: Member): User {
 
 export function photoUrl(userId: string): string {
 	return `https://example.invalid/photos/${userId}.png`;
+}
+
+const AGENCY_ORGANIZATION = { id: 'org-agency', name: 'Northwind Digital Agency', type: 'BUSINESS', photoUrl: null };
+
+/** An agency member as a room participant. */
+export function memberParticipant(member: Member): Participant {
+	return { user: memberAsUser(member), organization: { ...AGENCY_ORGANIZATION }, role: 'freelancer' };
 }
 
 function buildMembers(rng: Random): Member[] {
@@ -79,17 +87,19 @@ interface ClientSeed {
 /** Fewer clients than rooms (a client has one room per job); every eighth client shares a name with another. */
 const CLIENT_COUNT = 24;
 
+/** Client `number` and their organization; `name` lets two clients share a name. */
+function buildClient(rng: Random, number: number, name = `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}`): ClientSeed {
+	const id = `client-${pad(number, 3)}`;
+	return {
+		user: { id, nid: null, rid: null, name, photoUrl: photoUrl(id) },
+		organization: { id: `org-${pad(number, 3)}`, name: `${name.split(' ')[1]} ${rng.pick(['Labs', 'Studio', 'GmbH', 'Inc', 'Ltd'])}`, type: rng.chance(0.7) ? 'BUSINESS' : 'SOLE_PROPRIETOR', photoUrl: null },
+		country: rng.int(0, COUNTRIES.length - 1),
+	};
+}
+
 function buildClients(rng: Random): ClientSeed[] {
 	const clients: ClientSeed[] = [];
-	for (let k = 1; k <= CLIENT_COUNT; k++) {
-		const id = `client-${pad(k, 3)}`;
-		const name = k % 8 === 0 ? (clients[k - 8].user.name as string) : `${rng.pick(FIRST_NAMES)} ${rng.pick(LAST_NAMES)}`;
-		clients.push({
-			user: { id, nid: null, rid: null, name, photoUrl: photoUrl(id) },
-			organization: { id: `org-${pad(k, 3)}`, name: `${name.split(' ')[1]} ${rng.pick(['Labs', 'Studio', 'GmbH', 'Inc', 'Ltd'])}`, type: rng.chance(0.7) ? 'BUSINESS' : 'SOLE_PROPRIETOR', photoUrl: null },
-			country: rng.int(0, COUNTRIES.length - 1),
-		});
-	}
+	for (let k = 1; k <= CLIENT_COUNT; k++) clients.push(buildClient(rng, k, k % 8 === 0 ? (clients[k - 8].user.name as string) : undefined));
 	return clients;
 }
 
@@ -101,7 +111,7 @@ interface RoomPlan {
 }
 
 function planRooms(rng: Random, clients: ClientSeed[]): RoomPlan[] {
-	return Array.from({ length: ROOM_COUNT }, (_, i) => ({ roomId: `room-${pad(i + 1, 3)}`, client: clients[i % clients.length], topic: rng.pick(JOB_TOPICS) }));
+	return Array.from({ length: ROOM_COUNT }, (_, i) => ({ roomId: roomIdOf(i + 1), client: clients[i % clients.length], topic: rng.pick(JOB_TOPICS) }));
 }
 
 interface RoomSeed {
@@ -119,13 +129,11 @@ interface RoomSeed {
 function buildRooms(rng: Random, plans: RoomPlan[], proposals: ProposalRecord[], members: Member[], unauthorized: string[], nextStoryId: () => string): RoomSeed[] {
 	return plans.map((plan, i) => {
 		const { roomId, client, topic } = plan;
-		const agencyOrg = { id: 'org-agency', name: 'Northwind Digital Agency', type: 'BUSINESS', photoUrl: null };
 		const linked = proposals.filter((p) => p.proposal.chatRoomId === roomId);
 		const roomMembers = members.filter((m) => linked.some((p) => p.freelancer.uid === m.uid));
 		if (roomMembers.length === 0) roomMembers.push(members[i % (members.length - unauthorized.length)]);
 		if (i % 10 === 2) roomMembers.push(...members.filter((m) => unauthorized.includes(m.uid) && !roomMembers.includes(m)));
-		const clientParticipant: Participant = { user: client.user, organization: client.organization, role: 'client' };
-		const memberParticipants: Participant[] = roomMembers.map((m) => ({ user: memberAsUser(m), organization: agencyOrg, role: 'freelancer' }));
+		const memberParticipants = roomMembers.map(memberParticipant);
 		const createdMs = SEED_HISTORY_END_MS - (SEED_HISTORY_DAYS - i * 3) * DAY_MS;
 		const stories: Story[] = [];
 		const storyCount = rng.int(3, 12);
@@ -148,35 +156,19 @@ function buildRooms(rng: Random, plans: RoomPlan[], proposals: ProposalRecord[],
 		const first = linked[0];
 		// An agency owner other than the freelancer of the room's first proposal, when the room has one.
 		const otherMember = [...memberParticipants].reverse().find((p) => p.user.id !== first?.freelancer.uid) ?? memberParticipants[0];
+		const opened = openRoom(roomId, client, topic, memberParticipants, createdMs);
 		const room: ChatRoom = {
-			roomId,
-			roomName: client.user.name,
-			topic,
+			...opened,
 			roomType: i % 7 === 0 ? 'GROUP' : i % 5 === 0 ? 'INTERVIEW' : 'ONE_ON_ONE',
-			roomUsers: [clientParticipant, ...memberParticipants],
-			lastStory: null,
 			unreadCount: rng.int(0, 4),
-			organization: client.organization,
-			creator: clientParticipant,
-			owner: i % 3 === 0 ? clientParticipant : i % 3 === 1 ? null : otherMember,
-			vendorProposal: first ? { id: first.proposal.uid, userId: first.freelancer.uid, marketplaceJobPostingId: first.job.uid } : null,
-			contract: null,
-			contractId: null,
+			owner: i % 3 === 0 ? opened.creator : i % 3 === 1 ? null : otherMember,
+			vendorProposal: first ? vendorProposalOf(first) : null,
 			roomNote: i % 6 === 0 ? 'Follow up next week.' : null,
 			roomNotePresent: i % 6 === 0,
-			isPublic: false,
 			favorite: i % 9 === 0,
-			readOnly: false,
-			hidden: false,
 			muted: i % 13 === 0,
-			blockDateTime: null,
-			blockedBy: null,
-			lastStoryId: null,
-			lastStoryAt: null,
 			lastSyncedAt: iso(SEED_HISTORY_END_MS),
-			numUsers: 1 + memberParticipants.length,
 			storiesCount: stories.length,
-			createdAtDateTime: iso(createdMs),
 		};
 		if (i % 8 === 3) {
 			const contractId = `contract-${pad(i + 1, 3)}`;
@@ -186,6 +178,51 @@ function buildRooms(rng: Random, plans: RoomPlan[], proposals: ProposalRecord[],
 		applyLastStory(room, stories[stories.length - 1]);
 		return { room, stories, client };
 	});
+}
+
+/** A room's link to the proposal it started from. */
+export function vendorProposalOf(record: ProposalRecord): ChatRoom['vendorProposal'] {
+	return { id: record.proposal.uid, userId: record.freelancer.uid, marketplaceJobPostingId: record.job.uid };
+}
+
+/** A room of `client` as it is opened: no story yet, nothing flagged or noted, the client its creator and owner. */
+function openRoom(roomId: string, client: ClientSeed, topic: string, members: Participant[], createdMs: number): ChatRoom {
+	const clientParticipant: Participant = { user: client.user, organization: client.organization, role: 'client' };
+	return {
+		roomId,
+		roomName: client.user.name,
+		topic,
+		roomType: 'ONE_ON_ONE',
+		roomUsers: [clientParticipant, ...members],
+		lastStory: null,
+		unreadCount: 0,
+		organization: client.organization,
+		creator: clientParticipant,
+		owner: clientParticipant,
+		vendorProposal: null,
+		contract: null,
+		contractId: null,
+		roomNote: null,
+		roomNotePresent: false,
+		isPublic: false,
+		favorite: false,
+		readOnly: false,
+		hidden: false,
+		muted: false,
+		blockDateTime: null,
+		blockedBy: null,
+		lastStoryId: null,
+		lastStoryAt: null,
+		lastSyncedAt: iso(createdMs),
+		numUsers: 1 + members.length,
+		storiesCount: 0,
+		createdAtDateTime: iso(createdMs),
+	};
+}
+
+/** A room opened after seeding by a new client (numbers continue the seed's); the agency joins it through a proposal. */
+export function buildNewRoom(rng: Random, roomNumber: number, clientNumber: number, createdMs: number): ChatRoom {
+	return openRoom(roomIdOf(roomNumber), buildClient(rng, clientNumber), rng.pick(JOB_TOPICS), [], createdMs);
 }
 
 /** Points the room's lastStory fields at `story` (the newest). */
@@ -335,28 +372,53 @@ function shareSomeUpdatedAtValues(records: ProposalRecord[]): void {
 	}
 }
 
+export type InvitationState = 'pending' | 'accepted' | 'declined';
+export const INVITATION_STATES: readonly InvitationState[] = ['pending', 'accepted', 'declined'];
+
+/** How a record shows an invitation state: upper case, and no result while pending. */
+export function inviteOutcome(state: InvitationState): { status: string; result: string } {
+	return { status: state.toUpperCase(), result: state === 'pending' ? '' : state.toUpperCase() };
+}
+
+export interface InvitationInputs {
+	number: number;
+	state: InvitationState;
+	member: Member;
+	/** Created at `createdMs` plus up to `spreadSeconds`. */
+	createdMs: number;
+	spreadSeconds: number;
+	topic?: string;
+}
+
+export function buildInvitation(rng: Random, input: InvitationInputs): InvitationRecord {
+	const { member } = input;
+	const jobUid = `job-inv-${pad(input.number, 3)}`;
+	const topic = input.topic ?? rng.pick(JOB_TOPICS);
+	const country = rng.int(0, COUNTRIES.length - 1);
+	return {
+		invite: {
+			uid: `inv-${pad(input.number, 3)}`,
+			createdAt: iso(input.createdMs + rng.int(0, input.spreadSeconds) * 1000),
+			...inviteOutcome(input.state),
+			letter: `Hello ${member.name.split(' ')[0]}, we would like you to look at our ${topic.toLowerCase()} job.`,
+			title: topic,
+		},
+		freelancer: { uid: member.uid, name: member.name, photoUrl: photoUrl(member.uid) },
+		job: { uid: jobUid, title: topic, description: `Invitation to ${topic.toLowerCase()}.`, url: `https://marketplace.example.invalid/jobs/${jobUid}` },
+		client: { country: COUNTRIES[country], totalSpent: rng.int(0, 200) * 1000, timezone: TIMEZONES[country] },
+	};
+}
+
 function buildInvitations(rng: Random, members: Member[]): InvitationRecord[] {
-	const states = ['pending', 'accepted', 'declined'];
-	return Array.from({ length: INVITATION_COUNT }, (_, i) => {
-		const state = states[i % states.length];
-		const member = members[i % members.length];
-		const jobUid = `job-inv-${pad(i + 1, 3)}`;
-		const topic = rng.pick(JOB_TOPICS);
-		const country = rng.int(0, COUNTRIES.length - 1);
-		return {
-			invite: {
-				uid: `inv-${pad(i + 1, 3)}`,
-				createdAt: iso(SEED_HISTORY_END_MS - (INVITATION_COUNT - i) * DAY_MS + rng.int(0, 3600) * 1000),
-				status: state.toUpperCase(),
-				result: state === 'pending' ? '' : state.toUpperCase(),
-				letter: `Hello ${member.name.split(' ')[0]}, we would like you to look at our ${topic.toLowerCase()} job.`,
-				title: topic,
-			},
-			freelancer: { uid: member.uid, name: member.name, photoUrl: photoUrl(member.uid) },
-			job: { uid: jobUid, title: topic, description: `Invitation to ${topic.toLowerCase()}.`, url: `https://marketplace.example.invalid/jobs/${jobUid}` },
-			client: { country: COUNTRIES[country], totalSpent: rng.int(0, 200) * 1000, timezone: TIMEZONES[country] },
-		};
-	});
+	return Array.from({ length: INVITATION_COUNT }, (_, i) =>
+		buildInvitation(rng, {
+			number: i + 1,
+			state: INVITATION_STATES[i % INVITATION_STATES.length],
+			member: members[i % members.length],
+			createdMs: SEED_HISTORY_END_MS - (INVITATION_COUNT - i) * DAY_MS,
+			spreadSeconds: 3600,
+		}),
+	);
 }
 
 export function buildBidIntent(rng: Random, number: number, status: BidIntent['status'], createdMs: number, members: Member[]): BidIntent {
@@ -397,6 +459,6 @@ export function seedState(seed: number, proposalCount: number): SandboxState {
 		messages: [],
 		crm: [],
 		masterInboxActive: true,
-		counters: { proposal: proposalCount, story: storyCounter, bidIntent: BID_INTENT_COUNT },
+		counters: { proposal: proposalCount, story: storyCounter, bidIntent: BID_INTENT_COUNT, room: ROOM_COUNT, client: CLIENT_COUNT, invitation: INVITATION_COUNT },
 	};
 }

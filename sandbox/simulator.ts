@@ -5,19 +5,26 @@ import { Random } from './random';
 
 export const DEFAULT_SIMULATOR_INTERVAL_MS = 5_000;
 
-/** Weighted so that replies and views are common, hires and new bids rarer. */
-const ACTIVITY: ChangeKind[] = ['clientReply', 'clientReply', 'viewed', 'viewed', 'hire', 'newProposal', 'newProposal', 'clientMessage', 'clientMessage', 'scheduleBid'];
+type ChangeBody = { kind: ChangeKind } & Record<string, unknown>;
+
+/**
+ * Weighted so that replies and views are common, hires and new bids rarer. `count: 2` puts two client
+ * messages in one room between two polls; an invitation's answer is picked when it is due (see answerInvitation).
+ */
+const WEIGHTED_KINDS: ChangeKind[] = ['clientReply', 'clientReply', 'viewed', 'viewed', 'hire', 'newProposal', 'newProposal', 'clientMessage', 'clientMessage', 'scheduleBid', 'newInvitation', 'invitationStatus'];
+const ACTIVITY: ChangeBody[] = [...WEIGHTED_KINDS.map((kind) => ({ kind })), { kind: 'clientMessage', count: 2 }];
 
 /**
  * The first ticks go through every kind once, so a newcomer watching `npm start` sees each sample
- * workflow run within the first minute (6 ticks at its 8 s interval); then the weighted mix.
+ * workflow run within the first minute (7 ticks at its 8 s interval); then the weighted mix.
  */
-export const FIRST_ROUND: ChangeKind[] = ['clientMessage', 'scheduleBid', 'newProposal', 'clientReply', 'viewed', 'hire'];
+export const FIRST_ROUND: ChangeKind[] = ['clientMessage', 'scheduleBid', 'newProposal', 'clientReply', 'viewed', 'hire', 'newInvitation'];
 
-/** The room of a client message, the id of a scheduled bid intent, else the proposal's uid. */
+/** The room of a message, the id of a scheduled bid intent, the invitation's uid, else the proposal's uid. */
 function subjectOf(kind: ChangeKind, result: unknown): string {
-	if (kind === 'clientMessage') return (result as { roomId: string }).roomId;
+	if (kind === 'clientMessage' || kind === 'agencyMessage') return (result as { roomId: string }).roomId;
 	if (kind === 'scheduleBid') return (result as { id: string }).id;
+	if (kind === 'newInvitation' || kind === 'invitationStatus') return (result as { invite: { uid: string } }).invite.uid;
 	return (result as { proposal: { uid: string } }).proposal.uid;
 }
 
@@ -62,13 +69,22 @@ export class Simulator {
 	}
 
 	tick(): ChangeKind {
-		const kind = this.ticks < FIRST_ROUND.length ? FIRST_ROUND[this.ticks] : this.rng.pick(ACTIVITY);
-		const subject = subjectOf(kind, applyChange(this.core, { kind }));
+		const planned = this.ticks < FIRST_ROUND.length ? { kind: FIRST_ROUND[this.ticks] } : this.rng.pick(ACTIVITY);
+		const body = planned.kind === 'invitationStatus' ? this.answerInvitation() : planned;
+		const { kind } = body;
+		const subject = subjectOf(kind, applyChange(this.core, body));
 		this.ticks++;
 		this.countsByKind[kind] = (this.countsByKind[kind] ?? 0) + 1;
 		this.recent.push({ kind, subject, at: new Date().toISOString() });
 		if (this.recent.length > 100) this.recent.shift();
 		return kind;
+	}
+
+	/** A pending invitation accepted or declined; with none pending, a new invitation arrives instead. */
+	private answerInvitation(): ChangeBody {
+		const pending = this.core.state.invitations.filter((i) => i.invite.status === 'PENDING');
+		if (pending.length === 0) return { kind: 'newInvitation' };
+		return { kind: 'invitationStatus', invitationUid: this.rng.pick(pending).invite.uid, status: this.rng.pick(['accepted', 'declined']) };
 	}
 
 	status() {

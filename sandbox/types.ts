@@ -226,5 +226,5 @@ export interface SandboxState {
 	crm: unknown[];
 	masterInboxActive: boolean;
 	/** Counters for ids of records created after seeding. */
-	counters: { proposal: number; story: number; bidIntent: number };
+	counters: { proposal: number; story: number; bidIntent: number; room: number; client: number; invitation: number };
 }

@@ -1,4 +1,5 @@
-import { startSandbox, type Sandbox } from '../../sandbox';
+import { createHash } from 'node:crypto';
+import { ALL_VARIANTS, DEFAULT_VARIANTS, startSandbox, type Sandbox } from '../../sandbox';
 import { allPages, apiClient, control, expectProblem } from './client';
 
 describe('sandbox API: auth, lists, Send Message, cancel', () => {
@@ -208,6 +209,249 @@ describe('sandbox API: auth, lists, Send Message, cancel', () => {
 			const created = (await ctl.post('/changes', { kind: 'scheduleBid' })).body.data;
 			expect(created).toEqual(expect.objectContaining({ id: 'bid-031', status: 'scheduled' }));
 			expect((await api.delete('/v1/bid-intents/bid-031')).status).toBe(200);
+		});
+	});
+
+	describe('variants: readings of what the spec leaves open', () => {
+		const ROOMS = '/v1/master-inbox/rooms';
+		const INVITATIONS = '/v1/agency/invitations';
+		const listed = async (path: string, query: Record<string, string | number> = {}) => (await allPages(api, path, { pageSize: 100, ...query })).flatMap((p) => p.body.data);
+		const roomIds = async (query: Record<string, string> = {}) => (await listed(ROOMS, query)).map((r: any) => r.roomId);
+		const invitationUids = async (query: Record<string, string> = {}) => (await listed(INVITATIONS, query)).map((i: any) => i.invite.uid);
+		const storyIds = async (roomId: string) => (await listed(`${ROOMS}/${roomId}/stories`, { pageSize: 2 })).map((s: any) => s.storyId);
+		const change = async (body: object) => (await ctl.post('/changes', body)).body.data;
+		const setVariants = async (variants: object) => expect((await ctl.post('/variants', variants)).status).toBe(200);
+		/** Room ids by `key` descending, ties by room id descending, as keyset pagination sorts. */
+		const byKeyDesc = (key: (roomId: string) => string) =>
+			sandbox.state.rooms.map((r) => [key(r.roomId), r.roomId]).sort((a, b) => (a[0] === b[0] ? b[1].localeCompare(a[1]) : a[0] < b[0] ? 1 : -1)).map(([, id]) => id);
+		const lastClientMessageAt = (roomId: string) => {
+			const memberIds = new Set(sandbox.state.members.map((m) => m.uid));
+			return sandbox.state.stories[roomId].filter((s) => !memberIds.has(s.userId)).at(-1)?.createdAt ?? '';
+		};
+		const lastStoryAt = (roomId: string) => sandbox.state.rooms.find((r) => r.roomId === roomId)!.lastStoryAt ?? '';
+
+		afterEach(() => ctl.post('/variants', DEFAULT_VARIANTS));
+
+		test('GET and POST /_sandbox/variants: defaults, a partial change, 400 on an unknown field or value; reset keeps them', async () => {
+			expect((await ctl.get('/variants')).body).toEqual({ data: DEFAULT_VARIANTS });
+			expect((await ctl.post('/variants', { roomSort: 'lastClientMessageAt' })).body).toEqual({ data: { ...DEFAULT_VARIANTS, roomSort: 'lastClientMessageAt' } });
+			expectProblem(await ctl.post('/variants', { roomSort: 'alphabetical' }), 400, /roomSort must be one of lastStoryAt, lastClientMessageAt/);
+			expectProblem(await ctl.post('/variants', { storyOrder: 1 }), 400, /storyOrder/);
+			expectProblem(await ctl.post('/variants', { invitationOrder: 'scrambled', colour: 'red' }), 400, /Unknown variant "colour"/);
+			await ctl.post('/reset');
+			// Neither the rejected requests nor the reset changed them.
+			expect((await ctl.get('/variants')).body).toEqual({ data: { ...DEFAULT_VARIANTS, roomSort: 'lastClientMessageAt' } });
+		});
+
+		test('startSandbox takes variants and rejects unknown ones', async () => {
+			const other = await startSandbox({ requestsPerMinute: 0, variants: { storyOrder: 'oldestFirst' } });
+			try {
+				expect((await control(other).get('/variants')).body.data).toEqual({ ...DEFAULT_VARIANTS, storyOrder: 'oldestFirst' });
+			} finally {
+				await other.close();
+			}
+			await expect(startSandbox({ variants: { invitationOrder: 'random' } as never })).rejects.toThrow(/invitationOrder/);
+		});
+
+		test('ALL_VARIANTS starts with the default and holds every value of every field', () => {
+			expect(ALL_VARIANTS[0]).toEqual(DEFAULT_VARIANTS);
+			const valuesOf = (field: keyof typeof DEFAULT_VARIANTS) => new Set(ALL_VARIANTS.map((v) => v[field]));
+			expect(valuesOf('roomSort')).toEqual(new Set(['lastStoryAt', 'lastClientMessageAt']));
+			expect(valuesOf('storyOrder')).toEqual(new Set(['newestFirst', 'oldestFirst']));
+			expect(valuesOf('invitationOrder')).toEqual(new Set(['createdAtDesc', 'createdAtAsc', 'scrambled']));
+		});
+
+		test.each(ALL_VARIANTS)('every list pages through all its rows once under %j', async (variants) => {
+			await setVariants(variants);
+			const paged = async (path: string, id: (row: any) => string) => ({
+				small: (await allPages(api, path, { pageSize: 7 })).flatMap((p) => p.body.data.map(id)),
+				whole: (await api.get(path, { pageSize: 100 })).body.data.map(id),
+			});
+			for (const [path, id, total] of [
+				[ROOMS, (r: any) => r.roomId, sandbox.state.rooms.length],
+				[INVITATIONS, (i: any) => i.invite.uid, sandbox.state.invitations.length],
+				[`${ROOMS}/room-005/stories`, (s: any) => s.storyId, sandbox.state.stories['room-005'].length],
+			] as const) {
+				const { small, whole } = await paged(path, id);
+				expect(small).toEqual(whole);
+				expect(new Set(small).size).toBe(total);
+			}
+		});
+
+		test('roomSort lastStoryAt: any message moves its room to the top, an agency one too', async () => {
+			const before = await roomIds();
+			expect(before).toEqual(byKeyDesc(lastStoryAt));
+			const quietest = before[before.length - 1];
+			await change({ kind: 'agencyMessage', roomId: quietest });
+			expect((await roomIds())[0]).toBe(quietest);
+		});
+
+		test('roomSort lastClientMessageAt: by the newest client story; an agency message leaves the room where it is but is its lastStory', async () => {
+			await setVariants({ roomSort: 'lastClientMessageAt' });
+			const before = await roomIds();
+			expect(before).toEqual(byKeyDesc(lastClientMessageAt));
+			expect(before).not.toEqual(byKeyDesc(lastStoryAt)); // the seed tells the two readings apart
+			expect(await roomIds({ sort: 'date-asc' })).toEqual([...before].reverse());
+
+			const quietest = before[before.length - 1];
+			const reply = await change({ kind: 'agencyMessage', roomId: quietest });
+			expect(await roomIds()).toEqual(before);
+			const room = (await listed(ROOMS)).find((r: any) => r.roomId === quietest);
+			expect(room).toMatchObject({ lastStoryId: reply.storyId, lastStoryAt: reply.createdAt, lastStory: { storyId: reply.storyId, user: { id: reply.userId } } });
+
+			await change({ kind: 'clientMessage', roomId: quietest });
+			expect((await roomIds())[0]).toBe(quietest);
+		});
+
+		test('clientMessageOnly still means "the last story is from a non-member", whatever the sort', async () => {
+			await setVariants({ roomSort: 'lastClientMessageAt' });
+			const [roomId] = await roomIds({ clientMessageOnly: 'true' });
+			await change({ kind: 'agencyMessage', roomId });
+			expect(await roomIds({ clientMessageOnly: 'true' })).not.toContain(roomId);
+			expect((await roomIds())[0]).toBe(roomId);
+		});
+
+		test('storyOrder: newestFirst and oldestFirst', async () => {
+			const oldestFirst = sandbox.state.stories['room-002'].map((s) => s.storyId);
+			expect(await storyIds('room-002')).toEqual([...oldestFirst].reverse());
+			await setVariants({ storyOrder: 'oldestFirst' });
+			expect(await storyIds('room-002')).toEqual(oldestFirst);
+			const added = await change({ kind: 'clientMessage', roomId: 'room-002' });
+			expect((await storyIds('room-002')).at(-1)).toBe(added.storyId);
+		});
+
+		test('invitationOrder: createdAt descending, ascending, or scrambled (by a hash of the uid, not by time)', async () => {
+			const byCreatedAt = [...sandbox.state.invitations].sort((a, b) => a.invite.createdAt.localeCompare(b.invite.createdAt)).map((i) => i.invite.uid);
+			const sha256 = (uid: string) => createHash('sha256').update(uid).digest('hex');
+			const byHash = sandbox.state.invitations.map((i) => i.invite.uid).sort((a, b) => sha256(a).localeCompare(sha256(b)));
+			expect(await invitationUids()).toEqual([...byCreatedAt].reverse());
+			await setVariants({ invitationOrder: 'createdAtAsc' });
+			expect(await invitationUids()).toEqual(byCreatedAt);
+			await setVariants({ invitationOrder: 'scrambled' });
+			const scrambled = await invitationUids();
+			expect(scrambled).toEqual(byHash);
+			expect(scrambled).not.toEqual(byCreatedAt);
+			expect(scrambled).not.toEqual([...byCreatedAt].reverse());
+			expect(await invitationUids({ status: 'pending' })).toEqual(scrambled.filter((uid) => sandbox.state.invitations.find((i) => i.invite.uid === uid)!.invite.status === 'PENDING'));
+		});
+
+		test('a new invitation is first, last, or somewhere inside, by invitationOrder', async () => {
+			const { invite } = await change({ kind: 'newInvitation' });
+			expect((await invitationUids())[0]).toBe(invite.uid);
+			await setVariants({ invitationOrder: 'createdAtAsc' });
+			expect((await invitationUids()).at(-1)).toBe(invite.uid);
+			await setVariants({ invitationOrder: 'scrambled' });
+			const position = (await invitationUids()).indexOf(invite.uid);
+			expect(position).toBeGreaterThan(0);
+			expect(position).toBeLessThan(sandbox.state.invitations.length - 1);
+		});
+
+		test('a cursor is bound to the variant it was issued under', async () => {
+			const cases: Array<[string, object, object]> = [
+				[ROOMS, { roomSort: 'lastStoryAt' }, { roomSort: 'lastClientMessageAt' }],
+				[`${ROOMS}/room-010/stories`, { storyOrder: 'newestFirst' }, { storyOrder: 'oldestFirst' }],
+				[INVITATIONS, { invitationOrder: 'createdAtDesc' }, { invitationOrder: 'scrambled' }],
+			];
+			for (const [path, issuedUnder, usedUnder] of cases) {
+				await setVariants(issuedUnder);
+				const { nextCursor } = (await api.get(path, { pageSize: 2 })).body.meta;
+				expect(nextCursor).toEqual(expect.any(String));
+				await setVariants(usedUnder);
+				expectProblem(await api.get(path, { pageSize: 2, pageCursor: nextCursor }), 400, /ordering/);
+			}
+		});
+	});
+
+	describe('changes for the message and invitation triggers', () => {
+		const change = (body: object) => ctl.post('/changes', body);
+		const storyKeys = ['attachments', 'createdAt', 'message', 'storyId', 'userId', 'userName', 'userPhotoUrl'];
+		/** Every key path of a JSON value, to compare the shapes of two records. */
+		const shape = (value: unknown, path = ''): string[] =>
+			value !== null && typeof value === 'object' && !Array.isArray(value) ? Object.entries(value).flatMap(([k, v]) => [`${path}${k}`, ...shape(v, `${path}${k}.`)]) : [];
+
+		test('clientMessage: one message keeps its answer; count 2 adds two stories, each later than the one before', async () => {
+			const clientId = sandbox.state.rooms[9].roomUsers[0].user.id;
+			const one = (await change({ kind: 'clientMessage', roomId: 'room-010' })).body.data;
+			expect(Object.keys(one).sort()).toEqual([...storyKeys, 'roomId'].sort());
+			const two = (await change({ kind: 'clientMessage', roomId: 'room-010', count: 2, text: 'Are you there?' })).body.data;
+			expect(two).toEqual({
+				roomId: 'room-010',
+				storyId: two.stories[1].storyId,
+				createdAt: two.stories[1].createdAt,
+				stories: [1, 2].map(() => expect.objectContaining({ userId: clientId, message: 'Are you there?' })),
+			});
+			expect(one.createdAt < two.stories[0].createdAt && two.stories[0].createdAt < two.stories[1].createdAt).toBe(true);
+			const newest = (await api.get('/v1/master-inbox/rooms/room-010/stories', { pageSize: 3 })).body.data.map((s: any) => s.storyId);
+			expect(newest).toEqual([two.stories[1].storyId, two.stories[0].storyId, one.storyId]);
+			for (const count of [0, 51, 1.5, '2']) expectProblem(await change({ kind: 'clientMessage', roomId: 'room-010', count }), 400, /count/);
+			expect(sandbox.state.stories['room-010'].at(-1)!.storyId).toBe(two.storyId);
+		});
+
+		test('clientMessage newRoom: a new client opens a room for a new proposal, with the agency freelancer in it', async () => {
+			const seededRoomKeys = Object.keys(sandbox.state.rooms[0]);
+			const sent = (await change({ kind: 'clientMessage', newRoom: true, count: 2, text: 'We found you on the marketplace.' })).body.data;
+			expect(sent.roomId).toBe('room-061');
+			expect(sent.stories).toHaveLength(2);
+			const [room] = (await api.get('/v1/master-inbox/rooms', { pageSize: 1 })).body.data;
+			expect(Object.keys(room)).toEqual(seededRoomKeys);
+			expect(room).toMatchObject({ roomId: 'room-061', lastStoryId: sent.storyId, storiesCount: 2, numUsers: 2, organization: { id: 'org-025' } });
+			expect(room.roomUsers.map((u: any) => [u.user.id, u.role])).toEqual([['client-025', 'client'], [room.vendorProposal.userId, 'freelancer']]);
+			const proposal = (await api.get(`/v1/agency/proposals/${room.vendorProposal.id}`)).body.data;
+			expect(proposal).toMatchObject({ proposal: { uid: 'prop-0301', chatRoomId: 'room-061' }, freelancer: { uid: room.vendorProposal.userId }, job: { uid: room.vendorProposal.marketplaceJobPostingId } });
+			const stories = (await api.get('/v1/master-inbox/rooms/room-061/stories')).body.data;
+			expect(stories.map((s: any) => [s.userId, s.message])).toEqual([1, 2].map(() => ['client-025', 'We found you on the marketplace.']));
+
+			expectProblem(await change({ kind: 'clientMessage', newRoom: true, roomId: 'room-001' }), 400, /roomId or newRoom/);
+			expectProblem(await change({ kind: 'clientMessage', newRoom: 'yes' }), 400, /newRoom/);
+			expect(sandbox.state.rooms).toHaveLength(61);
+		});
+
+		test('agencyMessage: a member of the room writes; it is the lastStory, and is not a Send Message', async () => {
+			const memberId = sandbox.state.rooms[2].roomUsers.find((u) => u.role === 'freelancer')!.user.id;
+			const written = (await change({ kind: 'agencyMessage', roomId: 'room-003', freelancerUid: memberId, text: 'On it.' })).body.data;
+			expect(written).toEqual({ storyId: expect.stringMatching(/^story-/), userId: memberId, userName: expect.any(String), userPhotoUrl: expect.any(String), message: 'On it.', createdAt: expect.any(String), attachments: [], roomId: 'room-003' });
+			expect(sandbox.state.rooms[2].lastStory).toMatchObject({ storyId: written.storyId, user: { id: memberId } });
+			expect((await ctl.get('/messages')).body.data).toEqual([]);
+
+			const anywhere = (await change({ kind: 'agencyMessage' })).body.data;
+			const room = sandbox.state.rooms.find((r) => r.roomId === anywhere.roomId)!;
+			expect(sandbox.state.members.map((m) => m.uid)).toContain(anywhere.userId);
+			expect(room.roomUsers.map((u) => u.user.id)).toContain(anywhere.userId);
+
+			const outsider = sandbox.state.members.find((m) => !sandbox.state.rooms[2].roomUsers.some((u) => u.user.id === m.uid))!.uid;
+			expectProblem(await change({ kind: 'agencyMessage', roomId: 'room-003', freelancerUid: outsider }), 400, new RegExp(outsider));
+			expectProblem(await change({ kind: 'agencyMessage', roomId: 'room-003', freelancerUid: 'client-003' }), 400, /client-003/);
+			expectProblem(await change({ kind: 'agencyMessage', roomId: 'room-999' }), 400, /room-999/);
+		});
+
+		test('newInvitation: a pending invitation created now, shaped like the seeded ones, numbered after them', async () => {
+			const seededPending = sandbox.state.invitations.find((i) => i.invite.status === 'PENDING')!;
+			const latestSeeded = sandbox.state.invitations.map((i) => i.invite.createdAt).sort().at(-1)!;
+			const created = (await change({ kind: 'newInvitation' })).body.data;
+			expect(shape(created)).toEqual(shape(seededPending));
+			expect(created.invite).toMatchObject({ uid: 'inv-046', status: 'PENDING', result: seededPending.invite.result });
+			expect(created.invite.createdAt > latestSeeded).toBe(true);
+			expect((await api.get('/v1/agency/invitations', { status: 'pending', pageSize: 1 })).body.data).toEqual([created]);
+
+			const titled = (await change({ kind: 'newInvitation', title: 'Warehouse dashboard' })).body.data;
+			expect(titled).toMatchObject({ invite: { uid: 'inv-047', title: 'Warehouse dashboard' }, job: { title: 'Warehouse dashboard' } });
+			expect(titled.invite.createdAt > created.invite.createdAt).toBe(true);
+			expectProblem(await change({ kind: 'newInvitation', title: ' ' }), 400, /title/);
+		});
+
+		test('invitationStatus: accepted, declined or pending, with the seed\'s result; createdAt unchanged', async () => {
+			const uid = sandbox.state.invitations.find((i) => i.invite.status === 'PENDING')!.invite.uid;
+			const { createdAt } = sandbox.state.invitations.find((i) => i.invite.uid === uid)!.invite;
+			const seededResult = (status: string) => sandbox.state.invitations.find((i) => i.invite.status === status)!.invite.result;
+			for (const status of ['accepted', 'declined', 'pending']) {
+				const expected = { uid, createdAt, status: status.toUpperCase(), result: seededResult(status.toUpperCase()) };
+				expect((await change({ kind: 'invitationStatus', invitationUid: uid, status })).body.data.invite).toMatchObject(expected);
+				const listed = (await allPages(api, '/v1/agency/invitations', { status })).flatMap((p) => p.body.data);
+				expect(listed.find((i: any) => i.invite.uid === uid)?.invite).toMatchObject(expected);
+			}
+			expectProblem(await change({ kind: 'invitationStatus', invitationUid: 'inv-999', status: 'accepted' }), 400, /inv-999/);
+			expectProblem(await change({ kind: 'invitationStatus', invitationUid: uid, status: 'ACCEPTED' }), 400, /status must be one of/);
+			expectProblem(await change({ kind: 'invitationStatus', status: 'accepted' }), 400, /invitationUid/);
 		});
 	});
 

@@ -1,4 +1,8 @@
-import { startSandbox, type Sandbox } from '../../sandbox';
+import { DEFAULT_VARIANTS, startSandbox, type Sandbox } from '../../sandbox';
+import { SandboxCore } from '../../sandbox/core';
+import { RollingWindowLimiter } from '../../sandbox/rateLimit';
+import { Simulator } from '../../sandbox/simulator';
+import { WebhookSender } from '../../sandbox/webhooks';
 import { apiClient, control, expectProblem } from './client';
 
 async function waitForTicks(sandbox: Sandbox, ticks: number): Promise<any> {
@@ -16,14 +20,15 @@ describe('sandbox activity simulator', () => {
 
 	afterEach(() => sandbox?.close());
 
-	test('started by option: client activity moves updatedAt forward and adds proposals, stories and bids', async () => {
+	test('started by option: client activity moves updatedAt forward and adds proposals, stories, bids and invitations', async () => {
 		sandbox = await startSandbox({ requestsPerMinute: 0, simulator: { intervalMs: 10 } });
-		const before = { proposals: sandbox.state.proposals.length, bids: sandbox.state.bidIntents.length };
+		const before = { proposals: sandbox.state.proposals.length, bids: sandbox.state.bidIntents.length, invitations: sandbox.state.invitations.length };
 		await waitForTicks(sandbox, 40);
 		const status = (await control(sandbox).delete('/simulator')).body;
-		expect(Object.keys(status.countsByKind).sort()).toEqual(['clientMessage', 'clientReply', 'hire', 'newProposal', 'scheduleBid', 'viewed']);
+		expect(Object.keys(status.countsByKind).sort()).toEqual(['clientMessage', 'clientReply', 'hire', 'invitationStatus', 'newInvitation', 'newProposal', 'scheduleBid', 'viewed']);
 		expect(sandbox.state.proposals.length).toBeGreaterThan(before.proposals);
 		expect(sandbox.state.bidIntents.length).toBeGreaterThan(before.bids);
+		expect(sandbox.state.invitations.length).toBeGreaterThan(before.invitations);
 		// The changes are visible through the API, newest updatedAt first.
 		const recent = await apiClient(sandbox).get('/v1/agency/proposals', { updatedSince: '2026-06-02T00:00:00Z', pageSize: 100 });
 		expect(recent.body.data.length).toBeGreaterThan(0);
@@ -50,22 +55,46 @@ describe('sandbox activity simulator', () => {
 		expect(new Set(first.kinds).size).toBeGreaterThan(1);
 	});
 
-	test("goes through every kind of change in its first six ticks (under a minute at npm start's 8 s), then keeps its mix", async () => {
+	test("goes through every kind of change in its first seven ticks (under a minute at npm start's 8 s), then keeps its mix", async () => {
 		sandbox = await startSandbox({ requestsPerMinute: 0, simulator: { intervalMs: 40 } });
-		await waitForTicks(sandbox, 12);
+		await waitForTicks(sandbox, 14);
 		const status = (await control(sandbox).delete('/simulator')).body;
 		const kinds: string[] = status.recent.map((r: any) => r.kind);
 		expect(kinds).toHaveLength(status.ticks); // `recent` keeps the last 20
-		expect([...kinds.slice(0, 6)].sort()).toEqual(['clientMessage', 'clientReply', 'hire', 'newProposal', 'scheduleBid', 'viewed']);
-		expect(kinds.slice(0, 2)).toEqual(['clientMessage', 'scheduleBid']);
-		// Each names what it touched: the client message's room, the bid intent, the proposal.
+		expect(kinds.slice(0, 7)).toEqual(['clientMessage', 'scheduleBid', 'newProposal', 'clientReply', 'viewed', 'hire', 'newInvitation']);
+		// Each names what it touched: the client message's room, the bid intent, the proposal, the invitation.
 		const [message, bid, proposal] = status.recent;
 		expect(sandbox.state.rooms.find((room) => room.roomId === message.subject)?.lastStory?.message).toEqual(expect.any(String));
 		expect(sandbox.state.bidIntents.find((intent) => intent.id === bid.subject)?.status).toBe('scheduled');
-		expect(proposal.kind).toBe('newProposal');
 		expect(sandbox.state.proposals.slice(300).map((record) => record.proposal.uid)).toContain(proposal.subject); // after the 300 seeded
+		expect(status.recent[6].subject).toBe('inv-046'); // after the 45 seeded
+		expect(sandbox.state.invitations.map((invitation) => invitation.invite.uid)).toContain('inv-046');
 		// Afterwards the weighted mix: replies and views are commoner than hires and bids.
-		expect(new Set(kinds.slice(6)).size).toBeGreaterThan(2);
+		expect(new Set(kinds.slice(7)).size).toBeGreaterThan(2);
+	});
+
+	test('its mix has two client messages in one room between two polls, and answers to pending invitations', () => {
+		const seed = 20_240_601;
+		const core = new SandboxCore({ seed, proposals: 300, pageSize: 20, variants: DEFAULT_VARIANTS }, new RollingWindowLimiter(0), new WebhookSender('unused', 1));
+		const simulator = new Simulator(core, seed);
+		const storyCount = () => Object.values(core.state.stories).reduce((sum, stories) => sum + stories.length, 0);
+		const invitation = (uid: string) => core.state.invitations.find((candidate) => candidate.invite.uid === uid)!;
+		const messagesPerClientTick = new Set<number>();
+		let answered = 0;
+		for (let tick = 0; tick < 200; tick++) {
+			const storiesBefore = storyCount();
+			const pendingBefore = core.state.invitations.filter((candidate) => candidate.invite.status === 'PENDING').map((candidate) => candidate.invite.uid);
+			const kind = simulator.tick();
+			const { subject } = simulator.recent[simulator.recent.length - 1];
+			if (kind === 'clientMessage') messagesPerClientTick.add(storyCount() - storiesBefore);
+			if (kind === 'invitationStatus') {
+				answered++;
+				expect(pendingBefore).toContain(subject);
+				expect(['ACCEPTED', 'DECLINED']).toContain(invitation(subject).invite.status);
+			}
+		}
+		expect([...messagesPerClientTick].sort()).toEqual([1, 2]);
+		expect(answered).toBeGreaterThan(3);
 	});
 
 	test('startSimulator() starts it on a running sandbox', async () => {

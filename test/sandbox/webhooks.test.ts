@@ -96,6 +96,30 @@ describe('sandbox webhook sender', () => {
 		}
 	});
 
+	test('count 2 fires chat.message.sent once a message, a new room names its new proposal, an agency message fires nothing', async () => {
+		const receiver = await startReceiver();
+		try {
+			await ctl.post('/webhook-endpoints', { url: receiver.url });
+			await ctl.post('/changes', { kind: 'agencyMessage', roomId: 'room-004', text: 'Agency side' });
+			await ctl.post('/changes', { kind: 'clientMessage', roomId: 'room-004', count: 2, text: 'Twice' });
+			const opened = (await ctl.post('/changes', { kind: 'clientMessage', newRoom: true, text: 'New here' })).body.data;
+			const received = await waitFor(() => receiver.received.length >= 3 && receiver.received);
+			await new Promise((r) => setTimeout(r, 200)); // time for a stray delivery to arrive
+			const events = receiver.received.map((r) => new Webhook(sandbox.signingSecret).verify(r.body, headerRecord(r.headers)) as any);
+			expect(received).toHaveLength(3);
+			expect(events.map((e) => [e.type, e.data.chat.id, e.data.message.text]).sort()).toEqual([
+				['chat.message.sent', 'room-004', 'Twice'],
+				['chat.message.sent', 'room-004', 'Twice'],
+				['chat.message.sent', opened.roomId, 'New here'],
+			]);
+			const newRoom = sandbox.state.rooms.find((r) => r.roomId === opened.roomId)!;
+			expect(events[2].data.proposal.uid).toBe(newRoom.vendorProposal!.id);
+			expect(sandbox.state.proposals.find((p) => p.proposal.uid === newRoom.vendorProposal!.id)?.proposal.chatRoomId).toBe(opened.roomId);
+		} finally {
+			await receiver.close();
+		}
+	});
+
 	test('control endpoint validation', async () => {
 		expectProblem(await ctl.post('/webhook-endpoints', {}), 400, /url/);
 		expectProblem(await ctl.post('/events', {}), 400, /type/);
