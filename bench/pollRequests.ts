@@ -7,6 +7,7 @@
 import { resetRequestBudgets } from '../nodes/shared/transport';
 import { startSandbox } from '../sandbox';
 import { TriggerWorkflow } from '../test/helpers/engine';
+import { sandboxControl } from '../test/helpers/sandboxControl';
 
 // Under ts-node, Node resolves `….node` to the codex `….node.json` beside it before `….node.ts`.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -20,12 +21,7 @@ const CHANGE_KINDS = ['clientReply', 'viewed', 'hire', 'newProposal'];
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
 async function control(sandbox: Sandbox, method: string, path: string, body?: unknown) {
-	const response = await fetch(`${sandbox.origin}/_sandbox/${path}`, {
-		method,
-		headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	return (await response.json()) as { data: Array<{ path: string }> };
+	return await sandboxControl<{ data: Array<{ path: string }> }>(sandbox.origin, method, path, body);
 }
 
 async function proposalListRequests(sandbox: Sandbox): Promise<number> {

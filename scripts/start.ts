@@ -20,7 +20,6 @@ import path from 'node:path';
 import { startSandbox } from '../sandbox';
 import { FIRST_ROUND } from '../sandbox/simulator';
 import {
-	NODE_TYPES,
 	SAMPLE_SANDBOX_PORT,
 	buildPackage,
 	demoChatModel,
@@ -30,7 +29,7 @@ import {
 	registerWebhookEndpoints,
 	sandboxCredential,
 	triggerWebhooks,
-	type WorkflowNode,
+	usesPollingTrigger,
 } from './n8n/agencyInbox';
 import { ensureN8n, startN8n, type CredentialToImport, type RunningN8n, type WorkflowToImport } from './n8n/harness';
 import { SELECTED_N8N_VERSION, n8nCacheRoot, readInstallation } from './n8n/install';
@@ -46,10 +45,10 @@ const webhookPort = Number(process.env.AGENCY_INBOX_N8N_WEBHOOK_PORT || 5681);
 const sandboxPort = Number(process.env.AGENCY_INBOX_SANDBOX_PORT || SAMPLE_SANDBOX_PORT);
 /** One n8n database per n8n version (a 2.x database cannot be opened by 1.x), kept between starts. */
 const userFolder = path.join(n8nCacheRoot(), `demo-user-${n8nVersion}`);
-/** The proposal trigger polls every 15 s here, so changes show up while people watch. */
+/** The polling triggers poll every 15 s here, so changes show up while people watch. */
 const DEMO_POLL_TIMES = pollEverySeconds(15);
 const SIMULATOR_INTERVAL_MS = 8_000;
-/** The service raises the 20 per minute for trusted clients; the demo's three workflows share one key. */
+/** The service raises the 20 per minute for trusted clients; the demo's sample workflows share one key. */
 const DEMO_REQUESTS_PER_MINUTE = 60;
 const DEMO_N8N_ENV = { GENERIC_TIMEZONE: 'UTC' };
 const QUEUE_WORKERS = 2;
@@ -152,7 +151,7 @@ async function startQueueMode(credentials: CredentialToImport[], workflows: Work
 		editor: main.current,
 		webhookOrigin: webhookProcesses[0].current.url,
 		processes: [
-			...describe(main, 'editor, REST API, Proposal Trigger polls; queues the runs'),
+			...describe(main, 'editor, REST API, polls of the polling triggers; queues the runs'),
 			...workers.flatMap((worker) => describe(worker, 'runs executions from the queue (serves /healthz only)')),
 			...webhookProcesses.flatMap((webhookProcess) => describe(webhookProcess, 'production webhooks; queues a run per delivery')),
 			...describeProcess('Postgres', `127.0.0.1:${infrastructure.postgres.port}`, "n8n's database", path.join(workDir, 'postgres', 'postgres.log')),
@@ -171,7 +170,6 @@ function describeProcess(name: string, where: string, role: string, logFile: str
 }
 
 function printGuide(setup: RunningN8nSetup, sandboxOrigin: string, workflows: Array<{ id: string; name: string; nodes: object[] }>, webhookLines: string[], elapsedMs: number): void {
-	const usesNode = (workflow: { nodes: object[] }, type: string) => (workflow.nodes as WorkflowNode[]).some((node) => node.type === type);
 	const { editor } = setup;
 	const lines = [
 		'',
@@ -186,7 +184,7 @@ function printGuide(setup: RunningN8nSetup, sandboxOrigin: string, workflows: Ar
 		...setup.notes.map((note) => `  ${note}`),
 		'',
 		'Published sample workflows (Overview -> Workflows; each run shows under Executions):',
-		...workflows.map((workflow) => `  - ${workflow.name}${usesNode(workflow, NODE_TYPES.proposalTrigger) ? ' (polls every 15 s)' : ''}`),
+		...workflows.map((workflow) => `  - ${workflow.name}${usesPollingTrigger(workflow) ? ' (polls every 15 s)' : ''}`),
 		'',
 		'Webhooks registered with the sandbox (signed, into the production URLs):',
 		...webhookLines.map((line) => `  - ${line}`),

@@ -1,5 +1,5 @@
 /**
- * Output schemas (scripts/outputSchemas/): one for every operation and both triggers, where n8n looks
+ * Output schemas (scripts/outputSchemas/): one for every operation and every trigger, where n8n looks
  * for them, and real outputs from the sandbox through n8n-core's engine match them.
  */
 import { createServer } from 'node:http';
@@ -9,6 +9,8 @@ import type { IDataObject, INodeParameters } from 'n8n-workflow';
 import type { ZodType } from 'zod/v4';
 
 import { AgencyInbox } from '../nodes/AgencyInbox/AgencyInbox.node';
+import { AgencyInboxInvitationTrigger } from '../nodes/AgencyInboxInvitationTrigger/AgencyInboxInvitationTrigger.node';
+import { AgencyInboxMessageTrigger } from '../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
 import { AgencyInboxProposalTrigger } from '../nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node';
 import { schemaFiles } from '../scripts/outputSchemas/generate';
 import { OUTPUT_SCHEMAS, simplifiedProposal } from '../scripts/outputSchemas/schemas';
@@ -27,7 +29,7 @@ function expectToMatch(schema: ZodType, records: IDataObject[]) {
 	}
 }
 
-it('has a schema for every operation of the action node and for both triggers, at the paths n8n reads', () => {
+it('has a schema for every operation of the action node and for every trigger, at the paths n8n reads', () => {
 	const properties = new AgencyInbox().description.properties;
 	const operations = properties
 		.filter((property) => property.name === 'operation')
@@ -38,8 +40,10 @@ it('has a schema for every operation of the action node and for both triggers, a
 		'nodes/AgencyInbox/__schema__/v1.0.0/chatRoom/getAll.json',
 		'nodes/AgencyInboxTrigger/__schema__/v1.0.0/output.json',
 		'nodes/AgencyInboxProposalTrigger/__schema__/v1.0.0/output.json',
+		'nodes/AgencyInboxMessageTrigger/__schema__/v1.0.0/output.json',
+		'nodes/AgencyInboxInvitationTrigger/__schema__/v1.0.0/output.json',
 	]));
-	expect(files).toHaveLength(operations.length + 2);
+	expect(files).toHaveLength(operations.length + 4);
 	for (const { json } of schemaFiles()) {
 		const schema = JSON.parse(json);
 		// What n8n's editor needs to show fields before a run: a top-level object with properties.
@@ -89,6 +93,60 @@ describe('real outputs match the schemas', () => {
 		const fired = (await trigger.poll())?.[0] ?? [];
 		expect(fired).toHaveLength(3);
 		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxProposalTrigger.output, fired.map((item) => item.json));
+	});
+
+	it('the message trigger, and its Fetch Test Event', async () => {
+		const sandbox = currentSandbox();
+		const trigger = new TriggerWorkflow({
+			type: 'agencyInboxMessageTrigger',
+			nodeType: new AgencyInboxMessageTrigger(),
+			parameters: {},
+			credentials: { agencyInboxApi: credentialFor(sandbox) },
+		});
+		expect(await trigger.poll()).toBeNull();
+		const [first, second] = sandbox.state.rooms;
+		// A room without a linked proposal (the spec allows vendorProposal null): payload.proposal is null.
+		second.vendorProposal = null;
+		await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: first.roomId, text: 'Can you start Monday?' });
+		await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: second.roomId, text: 'Please send an estimate.' });
+		await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: second.roomId, text: 'And your availability.' });
+		const fired = (await trigger.poll())?.[0] ?? [];
+		expect(fired.map((item) => (item.json.payload as IDataObject).proposal)).toEqual([{ uid: first.vendorProposal!.id }, null, null]);
+		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxMessageTrigger.output, fired.map((item) => item.json));
+		const sample = (await trigger.poll('manual'))?.[0] ?? [];
+		expect(sample).toHaveLength(1);
+		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxMessageTrigger.output, sample.map((item) => item.json));
+	});
+
+	const invitationTrigger = (sandbox: ReturnType<typeof currentSandbox>, triggerOn: string) =>
+		new TriggerWorkflow({
+			type: 'agencyInboxInvitationTrigger',
+			nodeType: new AgencyInboxInvitationTrigger(),
+			parameters: { triggerOn },
+			credentials: { agencyInboxApi: credentialFor(sandbox) },
+		});
+
+	it('the invitation trigger, for a new invitation and its Fetch Test Event', async () => {
+		const sandbox = currentSandbox();
+		const trigger = invitationTrigger(sandbox, 'new');
+		expect(await trigger.poll()).toBeNull();
+		// The sandbox's change kind newInvitation (a new invitation to a job, listed from the next request on).
+		expect(await control(sandbox, 'POST', 'changes', { kind: 'newInvitation' })).toHaveProperty('data');
+		const fired = (await trigger.poll())?.[0] ?? [];
+		expect(fired.map((item) => item.json.trigger)).toEqual(['new']);
+		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxInvitationTrigger.output, fired.map((item) => item.json));
+		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxInvitationTrigger.output, ((await trigger.poll('manual'))?.[0] ?? []).map((item) => item.json));
+	});
+
+	it('the invitation trigger, for a status change', async () => {
+		const sandbox = currentSandbox();
+		const trigger = invitationTrigger(sandbox, 'statusChanged');
+		expect(await trigger.poll()).toBeNull();
+		const pending = sandbox.state.invitations.find((record) => record.invite.status === 'PENDING')!;
+		Object.assign(pending.invite, { status: 'ACCEPTED', result: 'ACCEPTED' });
+		const fired = (await trigger.poll())?.[0] ?? [];
+		expect(fired.map((item) => [item.json.trigger, item.json.previousStatus, item.json.previousResult])).toEqual([['statusChanged', 'PENDING', '']]);
+		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxInvitationTrigger.output, fired.map((item) => item.json));
 	});
 
 	it('the webhook trigger, for each event the sandbox sends', async () => {

@@ -25,7 +25,17 @@ export const NODE_TYPES = {
 	action: `${PACKAGE_NAME}.agencyInbox`,
 	trigger: `${PACKAGE_NAME}.agencyInboxTrigger`,
 	proposalTrigger: `${PACKAGE_NAME}.agencyInboxProposalTrigger`,
+	messageTrigger: `${PACKAGE_NAME}.agencyInboxMessageTrigger`,
+	invitationTrigger: `${PACKAGE_NAME}.agencyInboxInvitationTrigger`,
 } as const;
+
+/** The polling triggers: n8n runs them at their Poll Times (the `pollTimes` parameter n8n adds to each). */
+export const POLLING_TRIGGER_TYPES: readonly string[] = [NODE_TYPES.proposalTrigger, NODE_TYPES.messageTrigger, NODE_TYPES.invitationTrigger];
+
+/** Whether a workflow starts with one of the polling triggers. */
+export function usesPollingTrigger(workflow: { nodes: object[] }): boolean {
+	return (workflow.nodes as WorkflowNode[]).some((node) => POLLING_TRIGGER_TYPES.includes(node.type));
+}
 
 /**
  * The credential the sample workflows reference. People importing a sample into their own n8n pick
@@ -144,7 +154,7 @@ export function sandboxCredential(sandbox: SandboxEndpoint, requestsPerMinute = 
 export interface SampleWorkflowOptions {
 	/** Where the sandbox runs; replaces SAMPLE_SANDBOX_ORIGIN in the workflows. */
 	sandboxOrigin: string;
-	/** Replaces the proposal trigger's poll times (n8n's `pollTimes` parameter), e.g. pollEverySeconds(5). */
+	/** Replaces the poll times of every polling trigger (n8n's `pollTimes` parameter), e.g. pollEverySeconds(5). */
 	pollTimes?: object;
 	/**
 	 * Also the samples that need a chat model (SAMPLE_MODEL_CREDENTIAL). Left out by default: without
@@ -191,7 +201,7 @@ export async function loadSampleWorkflows(options: SampleWorkflowOptions): Promi
 		if (needsChatModel(workflow) && !options.withChatModel) continue;
 		if (options.pollTimes) {
 			for (const node of workflow.nodes as WorkflowNode[]) {
-				if (node.type === NODE_TYPES.proposalTrigger) node.parameters.pollTimes = options.pollTimes;
+				if (POLLING_TRIGGER_TYPES.includes(node.type)) node.parameters.pollTimes = options.pollTimes;
 			}
 		}
 		if (options.chatModelName) {

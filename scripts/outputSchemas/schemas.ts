@@ -208,6 +208,38 @@ export const proposalTriggerItem = z.strictObject({
 	...proposalRecord.shape,
 });
 
+/**
+ * A new client message from the Message Trigger: `event`, `timestamp` and `payload` as the webhook
+ * trigger's `chat.message.sent` item (so the same next nodes work), then the message, its author and
+ * its room (nodes/AgencyInboxMessageTrigger/clientMessageItem.ts).
+ */
+export const messageTriggerItem = z.strictObject({
+	event: z.literal('chat.message.sent'),
+	timestamp: z.string().describe("the message's createdAt (ISO-8601 date-time)"),
+	payload: z.strictObject({
+		proposal: z.strictObject({ uid: z.string() }).nullable().describe("the room's linked proposal (its vendorProposal.id)"),
+		message: z.strictObject({ text: z.string() }),
+		chat: z.strictObject({ id: z.string().describe('the room id') }),
+	}),
+	message: z.strictObject({ storyId: z.string(), text: z.string(), createdAt: dateTime, attachments: story.shape.attachments }),
+	author: z.strictObject({ id: z.string().describe("the client's user id"), name: nullableString, photoUrl: nullableString }),
+	room: z.strictObject({
+		id: z.string(),
+		name: nullableString,
+		topic: nullableString,
+		client: nullableString.describe("the room's organization name"),
+		proposalUid: nullableString,
+	}),
+});
+
+/** A new or changed invitation from the Invitation Trigger: why it fired, what the list showed before, the record. */
+export const invitationTriggerItem = z.strictObject({
+	trigger: z.enum(['new', 'statusChanged']),
+	previousStatus: z.string().optional().describe('for statusChanged: the status the list showed before'),
+	previousResult: z.string().optional().describe('for statusChanged: the result the list showed before'),
+	...invitation.shape,
+});
+
 /** Where each schema goes: node folder, then the path under __schema__/v<version>/. */
 export const OUTPUT_SCHEMAS = {
 	AgencyInbox: {
@@ -223,6 +255,8 @@ export const OUTPUT_SCHEMAS = {
 	},
 	AgencyInboxTrigger: { output: webhookEvent },
 	AgencyInboxProposalTrigger: { output: proposalTriggerItem },
+	AgencyInboxMessageTrigger: { output: messageTriggerItem },
+	AgencyInboxInvitationTrigger: { output: invitationTriggerItem },
 } as const;
 
 /** n8n pads the node's version to three parts: version 1 is v1.0.0. */

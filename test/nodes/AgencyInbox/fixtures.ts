@@ -7,6 +7,7 @@ import type { Sandbox, SandboxOptions } from '../../../sandbox';
 import { startSandbox } from '../../../sandbox';
 import { asAiTool } from '../../helpers/aiTool';
 import { runNode, type CredentialData, type NodeRunResult } from '../../helpers/engine';
+import { sandboxControl } from '../../helpers/sandboxControl';
 
 export { startSandbox };
 export type { Sandbox, SandboxOptions };
@@ -25,12 +26,7 @@ export function credentialFor(sandbox: Sandbox, overrides: CredentialData = {}):
 }
 
 export async function control<T = IDataObject>(sandbox: Sandbox, method: string, route: string, body?: unknown): Promise<T> {
-	const response = await fetch(`${sandbox.origin}/_sandbox/${route}`, {
-		method,
-		headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	return (await response.json()) as T;
+	return await sandboxControl<T>(sandbox.origin, method, route, body);
 }
 
 /** The /v1 requests the sandbox received (and forgets them, so the next look starts empty). */
