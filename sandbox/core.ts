@@ -48,6 +48,7 @@ export interface CoreSettings {
 	seed: number;
 	proposals: number;
 	pageSize: number;
+	maxPageSize: number;
 	/** The variants to start with; `SandboxCore.variants` holds the current ones. */
 	variants: SandboxVariants;
 }

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SandboxCore } from './core';
-import { DEFAULT_PAGE_SIZE } from './pagination';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination';
 import { RollingWindowLimiter } from './rateLimit';
 import { BASE_PATH, createRequestHandler } from './server';
 import { DEFAULT_SIMULATOR_INTERVAL_MS, Simulator } from './simulator';
@@ -27,6 +27,8 @@ export interface SandboxOptions {
 	rateLimitWindowMs?: number;
 	/** Default page size of every list (default 20); the `pageSize` query parameter overrides it. */
 	pageSize?: number;
+	/** Largest page the service serves, whatever `pageSize` asks for (default 100; the spec states none). */
+	maxPageSize?: number;
 	/** Seeded proposal count (default 300; about 10% with updatedAt null). */
 	proposals?: number;
 	/** Multiplies the webhook retry schedule (default 1; tests use e.g. 0.001). */
@@ -72,7 +74,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const apiKeys = ['sandbox-key-1', 'sandbox-key-2'];
 	const webhooks = new WebhookSender(signingSecret, options.webhookTimeScale ?? 1);
 	const limiter = new RollingWindowLimiter(options.requestsPerMinute ?? 20, options.rateLimitWindowMs);
-	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE, variants }, limiter, webhooks);
+	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE, maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE, variants }, limiter, webhooks);
 	const simulator = new Simulator(core, seed);
 	const keyIds = new Map(apiKeys.map((key, i) => [key, `key-${i + 1}`]));
 

@@ -45,10 +45,10 @@ function compareKeys(a: SortKey, b: SortKey): number {
 	return 0;
 }
 
-export function parsePageSize(raw: string | undefined, defaultSize: number): number {
-	if (raw === undefined || raw === '') return defaultSize;
+export function parsePageSize(raw: string | undefined, defaultSize: number, maxSize = MAX_PAGE_SIZE): number {
+	if (raw === undefined || raw === '') return Math.min(defaultSize, maxSize);
 	if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new BadRequest(`pageSize must be a positive integer (got "${raw}").`);
-	return Math.min(Number(raw), MAX_PAGE_SIZE);
+	return Math.min(Number(raw), maxSize);
 }
 
 export interface Page<T> {

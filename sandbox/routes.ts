@@ -11,6 +11,7 @@ export interface ApiContext {
 	state: SandboxState;
 	clock: MonotonicClock;
 	defaultPageSize: number;
+	maxPageSize: number;
 	variants: SandboxVariants;
 }
 
@@ -70,7 +71,7 @@ function oneOf(query: URLSearchParams, name: string, allowed: readonly string[])
 }
 
 function pageSizeOf(ctx: ApiContext, req: ApiRequest): number {
-	return parsePageSize(queryValue(req.query, 'pageSize'), ctx.defaultPageSize);
+	return parsePageSize(queryValue(req.query, 'pageSize'), ctx.defaultPageSize, ctx.maxPageSize);
 }
 
 function getAgency(ctx: ApiContext): ApiResponse {

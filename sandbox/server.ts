@@ -55,7 +55,7 @@ async function handleServiceRequest(ctx: ServerContext, req: IncomingMessage, ur
 
 	let response: ApiResponse;
 	try {
-		response = handleApi({ state: core.state, clock: core.clock, defaultPageSize: core.settings.pageSize, variants: core.variants }, { method, path, instance, query: url.searchParams, body: method === 'GET' || method === 'DELETE' ? {} : parseJsonObject(bodyText) });
+		response = handleApi({ state: core.state, clock: core.clock, defaultPageSize: core.settings.pageSize, maxPageSize: core.settings.maxPageSize, variants: core.variants }, { method, path, instance, query: url.searchParams, body: method === 'GET' || method === 'DELETE' ? {} : parseJsonObject(bodyText) });
 	} catch (error) {
 		if (!(error instanceof BadRequest)) throw error;
 		response = problem(400, error.message, instance);

@@ -1,0 +1,102 @@
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { AgencyInboxInvitationTrigger } from '../../../nodes/AgencyInboxInvitationTrigger/AgencyInboxInvitationTrigger.node';
+import { resetRequestBudgets } from '../../../nodes/shared/transport';
+import { ALL_VARIANTS, startSandbox } from '../../../sandbox';
+import { TriggerWorkflow } from '../../helpers/engine';
+
+type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+
+async function control(sandbox: Sandbox, method: string, path: string, body?: unknown): Promise<IDataObject> {
+	const response = await fetch(`${sandbox.origin}/_sandbox/${path}`, {
+		method,
+		headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	if (!response.ok) throw new Error(`${method} /_sandbox/${path}: ${response.status} ${await response.text()}`);
+	return (await response.json()) as IDataObject;
+}
+
+async function change(sandbox: Sandbox, body: IDataObject): Promise<{ invite: { uid: string } }> {
+	return (await control(sandbox, 'POST', 'changes', body)).data as { invite: { uid: string } };
+}
+
+async function invitationRequests(sandbox: Sandbox): Promise<number> {
+	const { data } = (await control(sandbox, 'GET', 'requests')) as unknown as { data: Array<{ path: string }> };
+	return data.filter((request) => request.path.endsWith('/v1/agency/invitations')).length;
+}
+
+function triggerFor(sandbox: Sandbox, parameters: INodeParameters = {}) {
+	return new TriggerWorkflow({
+		type: 'agencyInboxInvitationTrigger',
+		nodeType: new AgencyInboxInvitationTrigger(),
+		parameters,
+		credentials: { agencyInboxApi: { apiKey: sandbox.apiKey, baseUrl: sandbox.url, requestsPerMinute: 10_000 } },
+	});
+}
+
+const fired = (result: INodeExecutionData[][] | null) =>
+	(result?.[0] ?? []).map(({ json }) => ({ uid: (json.invite as IDataObject).uid, trigger: json.trigger, status: (json.invite as IDataObject).status, previousStatus: json.previousStatus }));
+
+async function activated(sandbox: Sandbox, parameters?: INodeParameters) {
+	const trigger = triggerFor(sandbox, parameters);
+	expect(await trigger.poll()).toBeNull();
+	return trigger;
+}
+
+describe.each(ALL_VARIANTS.map((variants) => [variants.invitationOrder, variants] as const))('Agency Inbox Invitation Trigger, invitations listed %s', (_order, variants) => {
+	let sandbox: Sandbox;
+
+	beforeAll(async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 4, maxPageSize: 4, variants });
+	});
+
+	afterAll(async () => {
+		await sandbox.close();
+	});
+
+	beforeEach(async () => {
+		resetRequestBudgets();
+		await control(sandbox, 'POST', 'reset');
+		await control(sandbox, 'DELETE', 'requests');
+	});
+
+	it('emits nothing historic at activation, then each new invitation once, wherever the list shows it', async () => {
+		const trigger = await activated(sandbox);
+		expect(await trigger.poll()).toBeNull();
+		const first = await change(sandbox, { kind: 'newInvitation' });
+		const second = await change(sandbox, { kind: 'newInvitation' });
+		expect(fired(await trigger.poll())).toEqual([
+			{ uid: first.invite.uid, trigger: 'new', status: 'PENDING', previousStatus: undefined },
+			{ uid: second.invite.uid, trigger: 'new', status: 'PENDING', previousStatus: undefined },
+		]);
+		expect(await trigger.poll()).toBeNull();
+	});
+
+	it('a status change starts a run when asked for, with the status before it', async () => {
+		const trigger = await activated(sandbox, { triggerOn: 'both' });
+		const created = await change(sandbox, { kind: 'newInvitation' });
+		expect(fired(await trigger.poll())).toHaveLength(1);
+		await change(sandbox, { kind: 'invitationStatus', invitationUid: created.invite.uid, status: 'accepted' });
+		expect(fired(await trigger.poll())).toEqual([{ uid: created.invite.uid, trigger: 'statusChanged', status: 'ACCEPTED', previousStatus: 'PENDING' }]);
+		expect(await trigger.poll()).toBeNull();
+	});
+
+	it('New Invitations ignores status changes, Status Changes ignores new invitations', async () => {
+		const onlyNew = await activated(sandbox, { triggerOn: 'new' });
+		const onlyChanges = await activated(sandbox, { triggerOn: 'statusChanged' });
+		const pending = sandbox.state.invitations.find((invitation) => invitation.invite.status === 'PENDING')!;
+		await change(sandbox, { kind: 'invitationStatus', invitationUid: pending.invite.uid, status: 'declined' });
+		const created = await change(sandbox, { kind: 'newInvitation' });
+		expect(fired(await onlyNew.poll()).map((item) => item.uid)).toEqual([created.invite.uid]);
+		expect(fired(await onlyChanges.poll()).map((item) => item.uid)).toEqual([pending.invite.uid]);
+	});
+
+	it('a poll reads the whole list: one request per page (pages of 4 here), nothing more when nothing changed', async () => {
+		const trigger = await activated(sandbox);
+		const pages = Math.ceil(sandbox.state.invitations.length / 4);
+		await control(sandbox, 'DELETE', 'requests');
+		expect(await trigger.poll()).toBeNull();
+		expect(await invitationRequests(sandbox)).toBe(pages);
+	});
+});
