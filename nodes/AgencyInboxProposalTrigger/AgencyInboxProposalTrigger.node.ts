@@ -7,7 +7,6 @@ import type {
 } from 'n8n-workflow';
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
-import { compareMarks } from '../shared/marks';
 import { MAIN_CONNECTION } from '../shared/n8nVersions';
 import { agencyInboxApiRequest, simplifyProposal } from '../shared/transport';
 import type { ChangeFilters, TriggerOn } from './classify';
@@ -16,7 +15,7 @@ import type { ProposalChange } from './pollChanges';
 import { findSampleChange, pollChanges } from './pollChanges';
 import type { FetchProposalPage, ProposalPage } from './types';
 import type { TriggerState } from './watermark';
-import { bootstrapState, loadState, saveState } from './watermark';
+import { bootstrapState, isOlderState, loadState, saveState } from './watermark';
 
 function proposalPageFetcher(context: IPollFunctions): FetchProposalPage {
 	return async (query) =>
@@ -66,7 +65,7 @@ export class AgencyInboxProposalTrigger implements INodeType {
 			{
 				load: loadState,
 				save: saveState,
-				isOlder: (stored, than) => !stored || compareMarks(stored.watermark, than.watermark) < 0,
+				isOlder: isOlderState,
 				bootstrap: () => bootstrapState(new Date()),
 				poll: async (state) => await pollChanges(state, fetchPage, { ...filters, status, canContinue: pagingDeadline(this) }),
 			},

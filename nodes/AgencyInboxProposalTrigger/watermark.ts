@@ -46,6 +46,17 @@ export function loadState(staticData: IDataObject): TriggerState | undefined {
 }
 
 /**
+ * Whether a stored state is behind another: an earlier watermark, or the same time without every
+ * proposal the other took there (the service's times are milliseconds: a change can share one with
+ * the activation's starting point).
+ */
+export function isOlderState(stored: TriggerState | undefined, than: TriggerState): boolean {
+	if (!stored) return true;
+	const order = compareMarks(stored.watermark, than.watermark);
+	return order < 0 || (order === 0 && than.watermark.uids.some((uid) => !stored.watermark.uids.includes(uid)));
+}
+
+/**
  * What to store after a poll: its state, unless a later watermark is already stored (another poll
  * overlapped and finished first). The stored watermark never moves backwards; at the same time the
  * uids taken there are united.
