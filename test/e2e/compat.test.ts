@@ -3,6 +3,10 @@
  * operation and per trigger, as n8n exported them, node typeVersion 1) run unchanged in a real n8n
  * against the sandbox. The action workflows run in one `n8n execute-batch`; the two trigger workflows
  * are published in one `n8n start`. Assertions read what reached the sandbox and what the nodes output.
+ * Next to them, two workflows built here (the triggers added after 0.1.0, so no fixture of 0.1.0 holds
+ * them) are published in the same `n8n start`: the Message Trigger and the Invitation Trigger (Trigger
+ * On: both), each posting its items to the sandbox's CRM, to prove one run of the next node per new
+ * client message and per new or changed invitation on every version of the ladder.
  * `npm run test:compat` runs this file in every n8n version of the compatibility ladder
  * (scripts/n8n/compatLadder.json), so it uses only what n8n 1.49.0 already has.
  *
@@ -63,6 +67,12 @@ const ACTION_FIXTURES = [
 const TRIGGER_FIXTURES = ['trigger-proposal.json', 'trigger-webhook.json'] as const;
 type Fixture = (typeof ACTION_FIXTURES)[number] | (typeof TRIGGER_FIXTURES)[number];
 
+/** The workflows of the polling triggers added after 0.1.0: built here, each trigger posting its items to the CRM. */
+const MESSAGE_WORKFLOW_ID = 'compatMsgTrigger';
+const INVITATION_WORKFLOW_ID = 'compatInvTrigger';
+const MESSAGE_TRIGGER_NAME = 'New Client Message';
+const INVITATION_TRIGGER_NAME = 'New or Changed Invitation';
+
 
 /** n8n's REST API sends a run's data in the `flatted` format: a JSON array whose strings are indexes into it. */
 function unflatten(text: string): unknown {
@@ -85,6 +95,39 @@ async function recordedOutput(n8n: RunningN8n, executionId: string, nodeName: st
 	const { data } = await getJson<{ data: { data: string } }>(`${n8n.url}/rest/executions/${executionId}`, n8n.restHeaders);
 	// The recorded data is the run's `data` (IRunExecutionData).
 	return nodeOutputJson({ data: unflatten(data.data) } as RunJson, nodeName);
+}
+
+/**
+ * A polling trigger of this package (typeVersion 1, polling every 3 s) whose items an HTTP Request node
+ * posts to the sandbox's CRM, one POST per item: the CRM's rows are the runs of the next node.
+ */
+function pollingTriggerToCrm(options: { id: string; nodeIdPrefix: string; name: string; triggerType: string; triggerName: string; parameters: Record<string, unknown>; crmUrl: string }): WorkflowToImport {
+	const nodeId = (index: number) => `${options.nodeIdPrefix}-0000-4000-8000-${String(index).padStart(12, '0')}`;
+	return {
+		id: options.id,
+		name: options.name,
+		nodes: [
+			{
+				id: nodeId(1),
+				name: options.triggerName,
+				type: options.triggerType,
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: { pollTimes: pollEverySeconds(3), ...options.parameters },
+				credentials: { [SAMPLE_CREDENTIAL.type]: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } },
+			},
+			{
+				id: nodeId(2),
+				name: 'Post to CRM',
+				type: 'n8n-nodes-base.httpRequest',
+				typeVersion: 4.2,
+				position: [260, 0],
+				parameters: { method: 'POST', url: options.crmUrl, sendBody: true, specifyBody: 'json', jsonBody: '={{ JSON.stringify($json) }}', options: {} },
+			},
+		],
+		connections: { [options.triggerName]: { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] } },
+		settings: { executionOrder: 'v1' },
+	};
 }
 
 async function loadFixtures(): Promise<{ workflows: Map<Fixture, WorkflowToImport>; sha256: string }> {
@@ -137,7 +180,32 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		for (const node of proposalTrigger.nodes as WorkflowNode[]) {
 			if (node.type === NODE_TYPES.proposalTrigger) node.parameters.pollTimes = pollEverySeconds(3);
 		}
-		const workflows = [...ACTION_FIXTURES.map((fixture) => fixtures.get(fixture)!), fixtures.get('trigger-webhook.json')!, proposalTrigger];
+		const crmUrl = `${sandbox.origin}/_sandbox/crm`;
+		const messageTrigger = pollingTriggerToCrm({
+			id: MESSAGE_WORKFLOW_ID,
+			nodeIdPrefix: 'c0a70001',
+			name: 'Compat: client messages to the CRM',
+			triggerType: NODE_TYPES.messageTrigger,
+			triggerName: MESSAGE_TRIGGER_NAME,
+			parameters: {},
+			crmUrl,
+		});
+		const invitationTrigger = pollingTriggerToCrm({
+			id: INVITATION_WORKFLOW_ID,
+			nodeIdPrefix: 'c0a70002',
+			name: 'Compat: new and changed invitations to the CRM',
+			triggerType: NODE_TYPES.invitationTrigger,
+			triggerName: INVITATION_TRIGGER_NAME,
+			parameters: { triggerOn: 'both' },
+			crmUrl,
+		});
+		const workflows = [
+			...ACTION_FIXTURES.map((fixture) => fixtures.get(fixture)!),
+			fixtures.get('trigger-webhook.json')!,
+			proposalTrigger,
+			messageTrigger,
+			invitationTrigger,
+		];
 
 		let stepAt = Date.now();
 		await installIntoN8n({
@@ -145,7 +213,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 			n8nVersion: SELECTED_N8N_VERSION,
 			credentials: [sandboxCredential(sandbox, 600)],
 			workflows,
-			publish: TRIGGER_FIXTURES.map(workflowId),
+			publish: [...TRIGGER_FIXTURES.map(workflowId), MESSAGE_WORKFLOW_ID, INVITATION_WORKFLOW_ID],
 		});
 		timings['install package, import, publish'] = Date.now() - stepAt;
 
@@ -177,7 +245,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		expect(fixturesSha256).toBe(FIXTURES_SHA256);
 	});
 
-	it('installs as a community package: n8n lists its three nodes and its credential and logs no error about it', async () => {
+	it('installs as a community package: n8n lists its five nodes and its credential and logs no error about it', async () => {
 		const nodeTypes = await getJson<Array<{ name: string }>>(`${n8n!.url}/types/nodes.json`, n8n!.restHeaders);
 		const credentialTypes = await getJson<Array<{ name: string }>>(`${n8n!.url}/types/credentials.json`, n8n!.restHeaders);
 		expect(nodeTypes.map((type) => type.name)).toEqual(expect.arrayContaining(Object.values(NODE_TYPES)));
@@ -277,6 +345,103 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 			{ event: 'proposal.accepted', deliveryId: expect.any(String), timestamp: expect.any(String), payload: { proposal: { uid: 'prop-0003' } } },
 		]);
 	}, 60_000);
+
+	/** What the sandbox's CRM received: one row per item that reached the HTTP Request node of a trigger workflow. */
+	const crmRows = () => sandboxGet<Array<Record<string, unknown>>>('crm');
+	const sandboxChange = async <T>(body: Record<string, unknown>) => (await postJson<{ data: T }>(`${sandbox!.origin}/_sandbox/changes`, body)).data;
+	const pollsMatching = async (matches: (request: RequestLogEntry) => boolean) => (await sandboxGet<RequestLogEntry[]>('requests')).filter(matches);
+
+	/** Every run of a workflow (once none is running any more), with the items its trigger output. */
+	async function triggerRuns(id: string, triggerName: string): Promise<Array<{ status: string; items: Array<Record<string, unknown>> }>> {
+		const executions = await waitFor(
+			'every run to finish',
+			() => listExecutions(n8n!.url, n8n!.restHeaders, id),
+			(found) => finishedExecutions(found).length === found.length,
+		);
+		const runs = [];
+		for (const execution of executions.reverse()) runs.push({ status: execution.status, items: await recordedOutput(n8n!, execution.id, triggerName) });
+		return runs;
+	}
+
+	// The two tests of the triggers added after 0.1.0 run before the Proposal Trigger's test: its client
+	// reply writes a client message into a room, which the Message Trigger would rightly count.
+
+	it('Agency Inbox Message Trigger: nothing written before activation, then one run of the next node per new client message (2 in one room, 1 in another)', async () => {
+		// The first poll after activation notes where the inbox stands; wait for polls after it.
+		const isMessagePoll = (request: RequestLogEntry) => request.method === 'GET' && request.path.endsWith('/v1/master-inbox/rooms') && request.query.sort === 'date-desc';
+		await waitFor('the message trigger to poll after its activation', () => pollsMatching(isMessagePoll), (polls) => polls.length >= 3, 60_000);
+		// Seeded rooms end with a client message: none of them is history to emit.
+		expect(sandbox!.state.rooms.some((room) => room.lastStory !== null && !sandbox!.state.members.some((member) => member.uid === room.lastStory!.user?.id))).toBe(true);
+		expect(await listExecutions(n8n!.url, n8n!.restHeaders, MESSAGE_WORKFLOW_ID)).toEqual([]);
+		const messageRows = async () => (await crmRows()).filter((row) => row.event === 'chat.message.sent');
+		expect(await messageRows()).toEqual([]);
+
+		const [roomA, roomB] = sandbox!.state.rooms.filter((room) => room.vendorProposal !== null && room.roomId !== 'room-002');
+		const twice = await sandboxChange<{ stories: Array<{ storyId: string }> }>({ kind: 'clientMessage', roomId: roomA.roomId, text: 'Two questions, first: can you start Monday?', count: 2 });
+		const once = await sandboxChange<{ storyId: string }>({ kind: 'clientMessage', roomId: roomB.roomId, text: 'Please share your availability.' });
+		const expected = [
+			...twice.stories.map((story) => ({ storyId: story.storyId, roomId: roomA.roomId, proposalUid: roomA.vendorProposal!.id, text: 'Two questions, first: can you start Monday?' })),
+			{ storyId: once.storyId, roomId: roomB.roomId, proposalUid: roomB.vendorProposal!.id, text: 'Please share your availability.' },
+		];
+		await waitFor('the CRM to receive the three messages', messageRows, (rows) => rows.length >= expected.length, 60_000);
+		// A few more polls: no message is emitted twice, none from before activation.
+		await sleep(7_000);
+
+		type MessageItem = { event: string; timestamp: string; payload: { proposal: { uid: string } | null; message: { text: string }; chat: { id: string } }; message: { storyId: string } };
+		const asSeen = (item: Record<string, unknown>) => {
+			const { payload, message } = item as unknown as MessageItem;
+			return { storyId: message.storyId, roomId: payload.chat.id, proposalUid: payload.proposal?.uid, text: payload.message.text };
+		};
+		const byStory = (a: { storyId: string }, b: { storyId: string }) => a.storyId.localeCompare(b.storyId);
+		const rows = await messageRows();
+		expect(rows.map(asSeen).sort(byStory)).toEqual([...expected].sort(byStory));
+
+		const runs = await triggerRuns(MESSAGE_WORKFLOW_ID, MESSAGE_TRIGGER_NAME);
+		// A poll starts one run with one item per message: 1 to 3 runs, as the polls fell, 3 items in all.
+		expect(runs.map((run) => run.status)).toEqual(runs.map(() => 'success'));
+		const items = runs.flatMap((run) => run.items);
+		expect(items.map(asSeen).sort(byStory)).toEqual([...expected].sort(byStory));
+		// Oldest first: the two messages of one room in the order they were written.
+		const inRoomA = items.map(asSeen).filter((item) => item.roomId === roomA.roomId).map((item) => item.storyId);
+		expect(inRoomA).toEqual(twice.stories.map((story) => story.storyId));
+		for (const item of items) {
+			expect(item).toEqual(
+				expect.objectContaining({
+					event: 'chat.message.sent',
+					timestamp: expect.any(String),
+					author: expect.objectContaining({ id: expect.any(String) }),
+					room: expect.objectContaining({ id: (item as unknown as MessageItem).payload.chat.id }),
+				}),
+			);
+		}
+	}, 150_000);
+
+	it('Agency Inbox Invitation Trigger (New and Changed Invitations): nothing listed before activation, then one run of the next node per new invitation and per status change', async () => {
+		const isInvitationPoll = (request: RequestLogEntry) =>
+			request.method === 'GET' && request.path.endsWith('/v1/agency/invitations') && request.query.pageSize === '100' && request.query.status === undefined;
+		await waitFor('the invitation trigger to poll after its activation', () => pollsMatching(isInvitationPoll), (polls) => polls.length >= 3, 60_000);
+		expect(await listExecutions(n8n!.url, n8n!.restHeaders, INVITATION_WORKFLOW_ID)).toEqual([]);
+		type InvitationItem = { trigger: string; previousStatus?: string; invite: { uid: string; status: string } };
+		const invitationRows = async () => (await crmRows()).filter((row) => typeof row.trigger === 'string' && typeof row.invite === 'object') as unknown as InvitationItem[];
+		expect(await invitationRows()).toEqual([]);
+
+		// A pending invitation listed at activation, and a new one.
+		const listed = sandbox!.state.invitations.find((invitation) => invitation.invite.status === 'PENDING')!.invite.uid;
+		const created = (await sandboxChange<{ invite: { uid: string } }>({ kind: 'newInvitation' })).invite.uid;
+		await waitFor('the CRM to receive the new invitation', invitationRows, (rows) => rows.some((row) => row.invite.uid === created), 60_000);
+		await sandboxChange({ kind: 'invitationStatus', invitationUid: created, status: 'accepted' });
+		await sandboxChange({ kind: 'invitationStatus', invitationUid: listed, status: 'accepted' });
+		await waitFor('the CRM to receive the two status changes', invitationRows, (rows) => rows.filter((row) => row.trigger === 'statusChanged').length >= 2, 60_000);
+		// A few more polls: nothing is emitted twice.
+		await sleep(7_000);
+
+		const asSeen = (item: InvitationItem) => `${item.trigger} ${item.invite.uid} ${item.previousStatus ?? '-'} → ${item.invite.status}`;
+		const expected = [`new ${created} - → PENDING`, `statusChanged ${created} PENDING → ACCEPTED`, `statusChanged ${listed} PENDING → ACCEPTED`].sort();
+		expect((await invitationRows()).map(asSeen).sort()).toEqual(expected);
+		const runs = await triggerRuns(INVITATION_WORKFLOW_ID, INVITATION_TRIGGER_NAME);
+		expect(runs.map((run) => run.status)).toEqual(runs.map(() => 'success'));
+		expect(runs.flatMap((run) => run.items as unknown as InvitationItem[]).map(asSeen).sort()).toEqual(expected);
+	}, 150_000);
 
 	it('Agency Inbox Proposal Trigger (New and Updated, Simplify by default; Result Events filter): one run for a client reply, none for a view', async () => {
 		const id = workflowId('trigger-proposal.json');
