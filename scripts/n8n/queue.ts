@@ -56,6 +56,8 @@ export interface RunningPostgres {
 	port: number;
 	/** DB_* variables that point n8n at it. */
 	n8nEnv: Record<string, string>;
+	/** Runs one SQL statement in n8n's database (psql); returns its rows unaligned, `|` between columns. */
+	query(sql: string): Promise<string>;
 	stop(): Promise<void>;
 }
 
@@ -93,6 +95,7 @@ export async function startPostgres(dir: string): Promise<RunningPostgres> {
 			DB_POSTGRESDB_USER: 'n8n',
 			DB_POSTGRESDB_PASSWORD: password,
 		},
+		query: async (sql) => (await run('psql', ['-h', socketDir, '-p', String(port), '-U', 'n8n', '-d', 'n8n', '-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', sql])).trim(),
 		stop: async () => {
 			await run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', 'stop']).catch(() => undefined);
 		},
@@ -200,11 +203,13 @@ export interface QueueProcess {
 	name: string;
 	command: N8nCommand;
 	current: RunningN8n;
-	restart(): Promise<void>;
+	/** Stops it (SIGTERM; after a kill, just waits for its ports) and starts it again; `env` is added to its variables from then on. */
+	restart(env?: NodeJS.ProcessEnv): Promise<void>;
 }
 
 /** Starts one n8n process of a queue-mode topology; `name` names its log file (`<userFolder>/<name>.log`). */
 export async function startQueueProcess(options: QueueProcessOptions, command: N8nCommand, name: string, port?: number): Promise<QueueProcess> {
+	let addedEnv: NodeJS.ProcessEnv = {};
 	const start = (fixedPort?: number) =>
 		startN8n({
 			userFolder: options.userFolder,
@@ -212,15 +217,16 @@ export async function startQueueProcess(options: QueueProcessOptions, command: N
 			name,
 			port: fixedPort,
 			args: command === 'worker' ? [`--concurrency=${options.workerConcurrency ?? 10}`] : [],
-			env: { ...queueModeEnv(options.redisPort), ...options.env },
+			env: { ...queueModeEnv(options.redisPort), ...options.env, ...addedEnv },
 			onOutput: options.onOutput && ((line) => options.onOutput!(name, line)),
 		});
 	const queueProcess: QueueProcess = {
 		name,
 		command,
 		current: await start(port),
-		restart: async () => {
+		restart: async (env) => {
 			await queueProcess.current.stop();
+			addedEnv = { ...addedEnv, ...env };
 			queueProcess.current = await start(queueProcess.current.port);
 		},
 	};

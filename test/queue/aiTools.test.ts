@@ -17,18 +17,13 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
 import type { RequestLogEntry } from '../../sandbox/core';
-import { buildPackage, sandboxCredential } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n } from '../../scripts/n8n/harness';
-import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
-import { executionsByWorker, startQueueTopology, type QueueTopology } from '../../scripts/n8n/queue';
-import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
+import { sandboxCredential } from '../../scripts/n8n/agencyInbox';
+import type { QueueTopology } from '../../scripts/n8n/queue';
 import { agentWorkflow, connectMcpClient, mcpSessionId, mcpWorkflow, toolErrorSeenByModel, toolName, toolResultSeenByModel, type ToolCallResult } from '../e2e/aiWorkflows';
 import { hasToolResults, startScriptedModel, type ChatRequest, type ScriptedAnswer, type ScriptedModel } from '../e2e/scriptedModel';
 import { finishedExecutions, getJson, listExecutions, waitFor, type ExecutionSummary } from '../e2e/support';
+import { SETUP_TIMEOUT_MS, WORKER_NAMES, n8nVersion, startQueueForTests, workersThatRan, type QueueForTests } from './support';
 
-const n8nVersion = SELECTED_N8N_VERSION;
-const SETUP_TIMEOUT_MS = 30 * 60_000;
-const WORKER_NAMES = ['worker-1', 'worker-2'];
 const WORKFLOWS = { agent: 'qAiAgentTools001', mcp: 'qMcpServerTool01' };
 const AGENT_PATH = 'q-ai-agent';
 const MCP_PATH = 'q-agency-inbox';
@@ -54,8 +49,8 @@ const MCP_TOOLS = {
 describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8nVersion} queue mode`, () => {
 	let sandbox: Sandbox;
 	let model: ScriptedModel | undefined;
+	let queue: QueueForTests | undefined;
 	let topology: QueueTopology | undefined;
-	let workDir: string | undefined;
 	let client: Client | undefined;
 	const figures: Record<string, unknown> = {};
 
@@ -76,10 +71,7 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 	const main = () => topology!.main.current;
 	const webhookUrl = () => topology!.webhookProcesses[0].current.url;
 	const executionsOf = (workflowId: string) => listExecutions(main().url, main().restHeaders, workflowId);
-	const workerOf = async (executions: ExecutionSummary[]) => {
-		const byExecution = await executionsByWorker(topology!.userFolder, WORKER_NAMES);
-		return executions.map((execution) => byExecution.get(execution.id));
-	};
+	const workerOf = (executions: ExecutionSummary[]) => workersThatRan(topology!, executions);
 	const requestLog = async () => (await getJson<{ data: RequestLogEntry[] }>(`${sandbox.origin}/_sandbox/requests`)).data;
 	/** The requests the service saw after the first `since`, as "METHOD path status", sorted. */
 	const requestsSince = async (since: number) =>
@@ -91,14 +83,9 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 
 	beforeAll(async () => {
 		const startedAt = Date.now();
-		const progress = (line: string) => process.stderr.write(`${line}\n`);
-		await Promise.all([buildPackage(progress), ensureN8n(n8nVersion, progress)]);
 		sandbox = await startSandbox({ requestsPerMinute: 0 });
 		model = await startScriptedModel(script);
-		workDir = makeTempDir('queue-ai');
-		topology = await startQueueTopology({
-			workDir,
-			n8nVersion,
+		queue = await startQueueForTests('queue-ai', {
 			credentials: [sandboxCredential(sandbox, 600), { ...OPENAI_CREDENTIAL, data: model.credentialData }, { ...BEARER_CREDENTIAL, data: { token: BEARER_TOKEN } }],
 			workflows: [
 				agentWorkflow({
@@ -129,17 +116,17 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 			publish: [WORKFLOWS.agent, WORKFLOWS.mcp],
 			workerConcurrency: 1,
 			env: { N8N_LOG_LEVEL: 'info' },
-			log: progress,
 		});
+		topology = queue.topology;
 		figures['setup ms'] = Date.now() - startedAt;
 	}, SETUP_TIMEOUT_MS);
 
 	afterAll(async () => {
 		await client?.close().catch(() => undefined);
 		await topology?.stop();
+		queue?.removeWorkDir();
 		await sandbox?.close();
 		await model?.close();
-		if (workDir) removeTempDir(workDir);
 		process.stderr.write(`queue AI figures: ${JSON.stringify(figures, null, 1)}\n`);
 	}, 120_000);
 

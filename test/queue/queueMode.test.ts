@@ -3,23 +3,17 @@
  * webhook processes, started once for this file. Assertions read what reached the sandbox and
  * n8n's execution list; which worker ran each execution comes from the workers' logs.
  */
-import { promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { NODE_TYPES, buildPackage, everyOperation, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
+import { NODE_TYPES, everyOperation, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
 import { ensureN8n, type CredentialToImport, type RunJson, type WorkflowToImport } from '../../scripts/n8n/harness';
-import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
-import { executionsByWorker, startQueueTopology, type QueueProcess, type QueueTopology } from '../../scripts/n8n/queue';
+import type { QueueProcess, QueueTopology } from '../../scripts/n8n/queue';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { ALREADY_ACCEPTED, burstDeliveries, burstReplyWorkflow, eachTwiceShuffled, expectOneReplyEach, postBurst, retried } from '../e2e/bursts';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor, type ExecutionSummary } from '../e2e/support';
 import { busiestMinute, type RequestLogEntry } from '../../sandbox/core';
-
-const n8nVersion = SELECTED_N8N_VERSION;
-const SETUP_TIMEOUT_MS = 30 * 60_000;
-const WORKER_NAMES = ['worker-1', 'worker-2'];
+import { SETUP_TIMEOUT_MS, WORKER_NAMES, credentialRef, crmNode, n8nVersion, nodeId, pollingToCrm, startQueueForTests, workersThatRan, type QueueForTests } from './support';
 
 /** Credentials: the functional tests use an unlimited service; the budget tests a second sandbox at 20 per minute. */
 const CREDENTIALS = {
@@ -46,18 +40,16 @@ const RATE_LIMITED_PAGES = 15;
 
 /** A resource locator set by ID, as the editor saves it. */
 const byId = (value: string) => ({ __rl: true, mode: 'id', value });
-const credentialRef = (credential: { id: string; name: string }) => ({ agencyInboxApi: credential });
-let nodeSerial = 0;
-const nodeId = () => `9e000000-0000-4000-8000-${String(++nodeSerial).padStart(12, '0')}`;
 
 function webhookNode(webhookPath: string): object {
+	const id = nodeId();
 	return {
-		id: nodeId(),
+		id,
 		name: 'Webhook',
 		type: 'n8n-nodes-base.webhook',
 		typeVersion: 2,
 		position: [0, 0],
-		webhookId: `9e00aaaa-0000-4000-8000-${webhookPath.length.toString().padStart(4, '0')}${String(nodeSerial).padStart(8, '0')}`,
+		webhookId: `9e00aaaa-0000-4000-8000-${webhookPath.length.toString().padStart(4, '0')}${id.slice(-8)}`,
 		parameters: { httpMethod: 'POST', path: webhookPath, responseMode: 'onReceived', options: {} },
 	};
 }
@@ -84,27 +76,14 @@ function webhookToActions(id: string, webhookPath: string, credential: { id: str
 	};
 }
 
-/** An HTTP Request node posting one row per item (or one row per run) to the sandbox's CRM. */
-function crmNode(sandboxOrigin: string, jsonBody: string, executeOnce = false): object {
-	return {
-		id: nodeId(),
-		name: 'Post to CRM',
-		type: 'n8n-nodes-base.httpRequest',
-		typeVersion: 4.2,
-		position: [600, 0],
-		executeOnce,
-		parameters: { method: 'POST', url: `${sandboxOrigin}/_sandbox/crm`, sendBody: true, specifyBody: 'json', jsonBody, options: {} },
-	};
-}
-
 const RETURN_ALL: Array<[string, Record<string, unknown>]> = [['Get All Proposals', { resource: 'proposal', operation: 'getAll', returnAll: true, filters: {}, simplify: true }]];
 
 describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main, 2 workers, webhook processes)`, () => {
 	let sandbox: Sandbox;
 	/** The service at 20 requests per minute per key, for the budget tests. */
 	let limitedSandbox: Sandbox;
+	let queue: QueueForTests | undefined;
 	let topology: QueueTopology | undefined;
-	let workDir: string;
 	const timings: Record<string, number> = {};
 	const figures: Record<string, unknown> = {};
 
@@ -112,20 +91,14 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 	const executionsOf = async (workflowId: string) => finishedExecutions(await listExecutions(main().url, main().restHeaders, workflowId));
 	const allExecutionsOf = (workflowId: string) => listExecutions(main().url, main().restHeaders, workflowId);
 	const sandboxGet = <T>(target: Sandbox, route: string) => getJson<{ data: T }>(`${target.origin}/_sandbox/${route}`).then((answer) => answer.data);
-	const workerOf = async (executions: ExecutionSummary[]) => {
-		const byExecution = await executionsByWorker(topology!.userFolder, WORKER_NAMES);
-		return executions.map((execution) => byExecution.get(execution.id));
-	};
+	const workerOf = (executions: ExecutionSummary[]) => workersThatRan(topology!, executions);
 	const postWebhook = (webhookProcess: QueueProcess, webhookPath: string, body: object = {}) =>
 		fetch(`${webhookProcess.current.url}/webhook/${webhookPath}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 	beforeAll(async () => {
 		const startedAt = Date.now();
-		const progress = (line: string) => process.stderr.write(`${line}\n`);
-		await Promise.all([buildPackage(progress), ensureN8n(n8nVersion, progress)]);
 		sandbox = await startSandbox({ requestsPerMinute: 0 });
 		limitedSandbox = await startSandbox({ requestsPerMinute: 20 });
-		workDir = await fs.mkdtemp(path.join(os.tmpdir(), 'agency-inbox-queue-'));
 
 		const room = sandbox.state.rooms[0];
 		const scheduledBid = sandbox.state.bidIntents.find((intent) => intent.status === 'scheduled')!;
@@ -160,24 +133,14 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				connections: { 'Agency Inbox Trigger': { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] } },
 				settings: { executionOrder: 'v1' },
 			},
-			{
+			pollingToCrm({
 				id: WORKFLOWS.proposals,
 				name: 'Queue: Agency Inbox Proposal Trigger',
-				nodes: [
-					{
-						id: nodeId(),
-						name: 'Proposal Changed',
-						type: NODE_TYPES.proposalTrigger,
-						typeVersion: 1,
-						position: [0, 0],
-						parameters: { pollTimes: pollEverySeconds(3), triggerOn: 'both', simplify: true, filters: {} },
-						credentials: credentialRef(CREDENTIALS.main),
-					},
-					crmNode(sandbox.origin, "={{ JSON.stringify({ uid: 'proposal:' + $json.uid, updatedAt: $json.updatedAt }) }}"),
-				],
-				connections: { 'Proposal Changed': { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] } },
-				settings: { executionOrder: 'v1' },
-			},
+				trigger: { name: 'Proposal Changed', type: NODE_TYPES.proposalTrigger, parameters: { pollTimes: pollEverySeconds(3), triggerOn: 'both', simplify: true, filters: {} } },
+				credential: CREDENTIALS.main,
+				sandboxOrigin: sandbox.origin,
+				row: "={{ JSON.stringify({ uid: 'proposal:' + $json.uid, updatedAt: $json.updatedAt }) }}",
+			}),
 			webhookToActions(WORKFLOWS.send, PATHS.send, CREDENTIALS.main, [
 				['Send Message', { resource: 'message', operation: 'send', roomId: byId(room.roomId), freelancerUid: byId(room.vendorProposal!.userId), message: '={{ $json.body.text }}' }],
 			]),
@@ -193,25 +156,23 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			(workflow.connections as Record<string, object>)['Get All Proposals'] = { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] };
 		}
 
-		topology = await startQueueTopology({
-			workDir,
-			n8nVersion,
+		queue = await startQueueForTests('queue', {
 			credentials,
 			workflows,
 			publish: workflows.map((workflow) => workflow.id),
 			// One execution at a time per worker, so two runs queued together go to both workers.
 			workerConcurrency: 1,
 			env: { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'info' },
-			log: progress,
 		});
+		topology = queue.topology;
 		timings['setup (build, Postgres, Redis, import, main, 2 workers, 1 webhook process)'] = Date.now() - startedAt;
 	}, SETUP_TIMEOUT_MS);
 
 	afterAll(async () => {
 		await topology?.stop();
+		queue?.removeWorkDir();
 		await sandbox?.close();
 		await limitedSandbox?.close();
-		if (workDir) await fs.rm(workDir, { recursive: true, force: true });
 		process.stderr.write(`queue timings (ms): ${JSON.stringify(timings)}\nqueue figures: ${JSON.stringify(figures, null, 1)}\n`);
 	}, 120_000);
 
