@@ -104,7 +104,9 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 			if (activity === null) continue;
 			if (state.floor !== null && timeOf(activity) < timeOf(state.floor.at)) return { belowFloor: true, reachedHandled: true, outOfTime: false };
 			const known = rooms[room.roomId];
-			if (known && known.last !== null && known.last === lastStoryIdOf(room)) {
+			// Handled: the row shows the message read last, at no later time than the newest one read. The
+			// time also counts: a service whose data was reset reuses message ids (the sandbox of npm start).
+			if (known && known.last !== null && known.last === lastStoryIdOf(room) && timeOf(activity) <= timeOf(known.at)) {
 				reachedHandled = true;
 				continue;
 			}

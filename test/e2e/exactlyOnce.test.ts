@@ -8,12 +8,13 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
-import { NODE_TYPES, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
+import { NODE_TYPES, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, sandboxCredential } from '../../scripts/n8n/agencyInbox';
 import { ensureN8n, setPublished, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION, n8nMajorVersion } from '../../scripts/n8n/install';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { LoopbackProxy, type ProxiedRequest } from '../nodes/AgencyInboxProposalTrigger/loopbackProxy';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
+import { ArrivalWatcher, DURABLE_SCHEDULER, E2E_N8N_ENV, crmPollingWorkflow, latencySummary } from './pollingN8n';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor } from './support';
 
 const n8nVersion = SELECTED_N8N_VERSION;
@@ -25,14 +26,6 @@ const POLL_WORKFLOW = 'e2eOncePolling01';
 const ACTIVATED_POLL_WORKFLOW = 'e2eOnceActivate1';
 const VIA_ACTIVATED = 'activated';
 const WEBHOOK_ID = '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4a51';
-/** n8n 2.37+: poll triggers on the durable scheduler, their cursor committed with the execution. */
-const DURABLE_SCHEDULER = {
-	N8N_SCHEDULER_ENABLED: 'true',
-	N8N_SCHEDULER_POLL_TRIGGERS_ENABLED: 'true',
-	N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'true',
-	N8N_POLLER_DURABLE_CURSORS_ENABLED: 'true',
-};
-const N8N_ENV = { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'debug' };
 const POLL_SKIPPED = 'Agency Inbox Proposal Trigger: poll skipped';
 
 interface CrmRow {
@@ -42,33 +35,14 @@ interface CrmRow {
 }
 
 /** Proposal Trigger polling every 3 s → the CRM; rows carry `via` when set, to tell the workflows apart. */
-function pollingWorkflow(id: string, nodeIdSuffix: string, sandboxOrigin: string, via?: string): WorkflowToImport {
-	const row = via ? `{ ...$json, via: '${via}' }` : '$json';
-	return {
+function pollingWorkflow(id: string, sandboxOrigin: string, via?: string): WorkflowToImport {
+	return crmPollingWorkflow({
 		id,
 		name: `E2E: one run per proposal change${via ? ` (${via})` : ''}`,
-		nodes: [
-			{
-				id: `e2e0e000-0000-4000-8000-${nodeIdSuffix}2`,
-				name: 'Proposal Changed',
-				type: NODE_TYPES.proposalTrigger,
-				typeVersion: 1,
-				position: [0, 0],
-				parameters: { pollTimes: pollEverySeconds(3), triggerOn: 'both', simplify: true, filters: {} },
-				credentials: CREDENTIAL_REF,
-			},
-			{
-				id: `e2e0e000-0000-4000-8000-${nodeIdSuffix}3`,
-				name: 'Post to CRM',
-				type: 'n8n-nodes-base.httpRequest',
-				typeVersion: 4.2,
-				position: [260, 0],
-				parameters: { method: 'POST', url: `${sandboxOrigin}/_sandbox/crm`, sendBody: true, specifyBody: 'json', jsonBody: `={{ JSON.stringify(${row}) }}`, options: {} },
-			},
-		],
-		connections: { 'Proposal Changed': { main: [[{ node: 'Post to CRM', type: 'main', index: 0 }]] } },
-		settings: { executionOrder: 'v1' },
-	};
+		trigger: { name: 'Proposal Changed', type: NODE_TYPES.proposalTrigger, parameters: { triggerOn: 'both', simplify: true, filters: {} } },
+		row: via ? `{ ...$json, via: '${via}' }` : '$json',
+		sandboxOrigin,
+	});
 }
 
 function workflows(sandboxOrigin: string): WorkflowToImport[] {
@@ -91,8 +65,8 @@ function workflows(sandboxOrigin: string): WorkflowToImport[] {
 			connections: {},
 			settings: { executionOrder: 'v1' },
 		},
-		pollingWorkflow(POLL_WORKFLOW, '00000000000', sandboxOrigin),
-		pollingWorkflow(ACTIVATED_POLL_WORKFLOW, '00000000001', sandboxOrigin, VIA_ACTIVATED),
+		pollingWorkflow(POLL_WORKFLOW, sandboxOrigin),
+		pollingWorkflow(ACTIVATED_POLL_WORKFLOW, sandboxOrigin, VIA_ACTIVATED),
 	];
 }
 
@@ -113,7 +87,7 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 	const change = (body: object) => postJson<{ data: { proposal: CrmRow } }>(`${sandbox.origin}/_sandbox/changes`, body).then((answer) => answer.data.proposal);
 	const n8nLog = () => fs.readFile(n8n!.logFile, 'utf8');
 	const start = async (env: NodeJS.ProcessEnv = {}) => {
-		n8n = await startN8n({ userFolder, env: { ...N8N_ENV, ...env } });
+		n8n = await startN8n({ userFolder, env: { ...E2E_N8N_ENV, ...env } });
 	};
 
 	beforeAll(async () => {
@@ -268,14 +242,7 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			const key = (row: CrmRow) => `${row.uid} ${row.updatedAt}`;
 			const rowsVia = async () => (await crmRows()).filter((row) => row.via === VIA_ACTIVATED);
 			// When each change first reached the CRM, for the figures (never asserted: the machine is shared).
-			const arrivedAt = new Map<string, number>();
-			let watching = true;
-			const watcher = (async () => {
-				while (watching) {
-					for (const row of await rowsVia()) if (!arrivedAt.has(key(row))) arrivedAt.set(key(row), Date.now());
-					await sleep(250);
-				}
-			})();
+			const arrivals = new ArrivalWatcher(rowsVia, key);
 			const made: Array<{ row: CrmRow; at: number; after: string }> = [];
 			try {
 				await setPublished(n8n!, ACTIVATED_POLL_WORKFLOW, true);
@@ -290,12 +257,11 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 				await waitFor('each change in the CRM', rowsVia, (rows) => made.every((change) => rows.some((row) => key(row) === key(change.row))), 60_000);
 				await sleep(10_000);
 			} finally {
-				watching = false;
-				await watcher;
+				await arrivals.stop();
 			}
 			const rows = await rowsVia();
 			expect(rows.map(key).sort()).toEqual(made.map((change) => key(change.row)).sort());
-			for (const change of made) process.stderr.write(`change ${change.after}: in the CRM ${((arrivedAt.get(key(change.row))! - change.at) / 1000).toFixed(1)} s later\n`);
+			for (const change of made) process.stderr.write(`change ${change.after}: ${latencySummary([{ madeAt: change.at, arrivedAt: arrivals.firstSeen(key(change.row)) }])}\n`);
 		}, 240_000);
 	});
 });

@@ -98,6 +98,8 @@ interface SimulatorStatus {
 /** Seconds from "Ready" until each sample workflow had run on its first change. */
 export interface FirstRuns {
 	autoReply: number;
+	/** The polling auto-reply (workflows/chat-auto-reply-polling.json), at its next poll. */
+	pollingReply: number;
 	bidCancelled: number;
 	crmRow: number;
 }
@@ -105,7 +107,8 @@ export interface FirstRuns {
 /**
  * The simulator's first changes after "Ready" are a client message, a scheduled bid and a new
  * proposal (8, 16 and 24 s in, at npm start's interval); each must reach n8n at the first attempt
- * and run its sample: an auto-reply in that room, that bid intent cancelled, that proposal in the CRM.
+ * and run its sample: an auto-reply in that room (from the webhook sample, and from the polling one
+ * at its next poll), that bid intent cancelled, that proposal in the CRM.
  */
 export async function expectFirstChangesToRunEverySample(npmStart: NpmStart): Promise<FirstRuns> {
 	const control = npmStart.sandboxControl;
@@ -121,12 +124,12 @@ export async function expectFirstChangesToRunEverySample(npmStart: NpmStart): Pr
 		await waitFor(what, done, Boolean, 3 * 60_000);
 		return secondsSinceReady();
 	};
-	const [autoReply, bidCancelled, crmRow] = await Promise.all([
-		change(0, 'clientMessage').then((roomId) =>
-			sampleRun(`an auto-reply in ${roomId}`, async () =>
-				(await read<Array<{ roomId: string; message: string }>>('messages')).some((sent) => sent.roomId === roomId && sent.message.startsWith('Thanks for your message')),
-			),
-		),
+	const firstMessageRoom = change(0, 'clientMessage');
+	const replyIn = (roomId: string, start: string) => async () =>
+		(await read<Array<{ roomId: string; message: string }>>('messages')).some((sent) => sent.roomId === roomId && sent.message.startsWith(start));
+	const [autoReply, pollingReply, bidCancelled, crmRow] = await Promise.all([
+		firstMessageRoom.then((roomId) => sampleRun(`an auto-reply in ${roomId}`, replyIn(roomId, 'Thanks for your message'))),
+		firstMessageRoom.then((roomId) => sampleRun(`a polling auto-reply in ${roomId}`, replyIn(roomId, 'Thanks for writing!'))),
 		change(1, 'scheduleBid').then((bidId) =>
 			sampleRun(`${bidId} to be cancelled`, async () => (await read<Array<{ id: string; status: string }>>('bid-intents')).some((intent) => intent.id === bidId && intent.status === 'cancelled')),
 		),
@@ -141,5 +144,5 @@ export async function expectFirstChangesToRunEverySample(npmStart: NpmStart): Pr
 		const firstAttempts = deliveries.filter((delivery) => delivery.messageId === firstMessage && delivery.attempt === 1);
 		expect({ type, statuses: firstAttempts.map((delivery) => delivery.status) }).toEqual({ type, statuses: endpoints.map(() => 200) });
 	}
-	return { autoReply, bidCancelled, crmRow };
+	return { autoReply, pollingReply, bidCancelled, crmRow };
 }

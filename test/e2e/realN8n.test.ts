@@ -29,7 +29,7 @@ const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
 /** The e2e proposal trigger polls every 3 s instead of every minute. */
 const E2E_POLL_TIMES = pollEverySeconds(3);
-const WORKFLOW_IDS = { crm: 'aiSampleCrmFlow1', chat: 'aiSampleChatFlw1', bid: 'aiSampleBidFlow1', operations: 'e2eOperations001' };
+const WORKFLOW_IDS = { crm: 'aiSampleCrmFlow1', chat: 'aiSampleChatFlw1', chatPolling: 'aiSampleChatPoll', bid: 'aiSampleBidFlow1', operations: 'e2eOperations001' };
 
 interface SentMessage {
 	roomId: string;
@@ -63,6 +63,8 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 	let webhooks: TriggerWebhook[];
 	let cancelledBidId: string;
 	let relayEndpointId: string;
+	/** When n8n started: the polling auto-reply answers the client messages written from then on. */
+	let n8nStartedAt: number;
 	const timings: Record<string, number> = {};
 	const sandboxGet = <T>(route: string) => getJson<{ data: T }>(`${sandbox.origin}/_sandbox/${route}`).then((answer) => answer.data);
 	const change = <T>(body: object) => postJson<{ data: T }>(`${sandbox.origin}/_sandbox/changes`, body).then((answer) => answer.data);
@@ -100,6 +102,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 		timings['n8n execute (all operations)'] = Date.now() - stepAt;
 
 		stepAt = Date.now();
+		n8nStartedAt = stepAt;
 		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC' } });
 		timings['n8n start until workflows active'] = Date.now() - stepAt;
 
@@ -291,6 +294,61 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 			expect(executions.length).toBe(executionsBefore + 1);
 			expect(await replies(forgedRoom)).toEqual([]);
 		}, 60_000);
+	});
+
+	describe('sample workflow: auto-reply to client chat messages (polling trigger)', () => {
+		const POLLING_REPLY = 'Thanks for writing!';
+		const pollingReplies = async () => (await sandboxGet<SentMessage[]>('messages')).filter((message) => message.message.startsWith(POLLING_REPLY));
+		const repliesIn = async (roomId: string) => (await pollingReplies()).filter((reply) => reply.roomId === roomId);
+		const freelancerOfRoom = (roomId: string) => {
+			const room = sandbox.state.rooms.find((candidate) => candidate.roomId === roomId)!;
+			return sandbox.state.proposals.find((record) => record.proposal.uid === room.vendorProposal!.id)!.freelancer.uid;
+		};
+		/** Several polls (every 3 s here): time for a wrong second reply to arrive. */
+		const settle = () => sleep(8_000);
+
+		it("answers a client message once, as the freelancer of the room's proposal", async () => {
+			const roomIds = [10, 11, 12].map((index) => sandbox.state.rooms[index].roomId);
+			await Promise.all(roomIds.map((roomId) => change({ kind: 'clientMessage', roomId })));
+			for (const roomId of roomIds) await waitFor(`a polling auto-reply in ${roomId}`, () => repliesIn(roomId), (found) => found.length > 0, 60_000);
+			await settle();
+			for (const roomId of roomIds) {
+				expect({ roomId, replyFrom: (await repliesIn(roomId)).map((reply) => reply.freelancerUid) }).toEqual({ roomId, replyFrom: [freelancerOfRoom(roomId)] });
+			}
+		}, 120_000);
+
+		it('answers both of two client messages written into one room between two polls', async () => {
+			const roomId = sandbox.state.rooms[13].roomId;
+			// One change, two stories: both are written before the next poll, and the room list shows only the second.
+			const written = await change<{ stories: unknown[] }>({ kind: 'clientMessage', roomId, count: 2 });
+			expect(written.stories).toHaveLength(2);
+			await waitFor(`two polling auto-replies in ${roomId}`, () => repliesIn(roomId), (found) => found.length >= 2, 60_000);
+			await settle();
+			expect((await repliesIn(roomId)).map((reply) => reply.freelancerUid)).toEqual([freelancerOfRoom(roomId), freelancerOfRoom(roomId)]);
+		}, 120_000);
+
+		it("answers every client message written since n8n started once, and none of the samples' own replies", async () => {
+			const members = new Set(sandbox.state.members.map((member) => member.uid));
+			/** Room → client messages written since n8n started (the other samples' tests wrote some too). */
+			const clientMessages: Record<string, number> = {};
+			for (const [roomId, stories] of Object.entries(sandbox.state.stories)) {
+				const count = stories.filter((story) => !members.has(story.userId) && Date.parse(story.createdAt) >= n8nStartedAt).length;
+				if (count > 0) clientMessages[roomId] = count;
+			}
+			// The rooms of the two tests above and of the webhook auto-reply's, at least.
+			expect(Object.keys(clientMessages).length).toBeGreaterThanOrEqual(8);
+			const repliesByRoom = async () => {
+				const byRoom: Record<string, number> = {};
+				for (const reply of await pollingReplies()) byRoom[reply.roomId] = (byRoom[reply.roomId] ?? 0) + 1;
+				return byRoom;
+			};
+			await waitFor('a polling auto-reply per client message', repliesByRoom, (byRoom) => Object.entries(clientMessages).every(([roomId, count]) => (byRoom[roomId] ?? 0) >= count), 60_000);
+			await settle();
+			// Each reply (of this sample and of the webhook auto-reply) is a message in a room too: none started a run.
+			const replies = await sandboxGet<SentMessage[]>('messages');
+			expect(replies.filter((message) => message.message.startsWith('Thanks for your message')).length).toBeGreaterThan(0);
+			expect(await repliesByRoom()).toEqual(clientMessages);
+		}, 120_000);
 	});
 
 	describe('sample workflow: cancel scheduled bids a rule rejects (webhook trigger)', () => {

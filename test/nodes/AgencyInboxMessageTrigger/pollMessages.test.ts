@@ -1,6 +1,7 @@
 /**
- * Cases the sandbox does not produce: a room's row that shows a message its message list does not
- * return yet (a service whose lists are not updated at the same moment).
+ * Cases the sandbox does not produce within one run: a room's row that shows a message its message
+ * list does not return yet (a service whose lists are not updated at the same moment), and message ids
+ * used again (a service whose data was reset, as each `npm start` starts a new sandbox).
  */
 import { bootstrapMessages, pollMessages } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
 import type { RoomRow, StoryRow } from '../../../nodes/AgencyInboxMessageTrigger/types';
@@ -34,4 +35,31 @@ it('a message the room row shows before the message list does arrives once the l
 		state = outcome.state;
 	}
 	expect(emitted).toEqual(['s3']);
+});
+
+it('a room whose row shows the id read last but a later time is read again (message ids used again after a reset)', async () => {
+	const stories: Record<string, StoryRow[]> = {
+		a: [{ storyId: 's1', userId: 'client', message: 'old', createdAt: '2026-01-01T00:00:00.000Z' }],
+	};
+	const rooms: RoomRow[] = [{ roomId: 'a', lastStoryId: 's1', lastStoryAt: '2026-01-01T00:00:00.000Z' }];
+	const sources = {
+		fetchRooms: async () => ({ data: [...rooms] }),
+		fetchStories: async (roomId: string) => ({ data: [...stories[roomId]].reverse() }),
+		loadMemberIds: async () => new Set(['member']),
+		canContinue: () => true,
+	};
+	let state = await bootstrapMessages(sources.fetchRooms);
+	stories.a.push({ storyId: 's2', userId: 'client', message: 'first run', createdAt: '2026-01-01T00:01:00.000Z' });
+	rooms[0] = { roomId: 'a', lastStoryId: 's2', lastStoryAt: '2026-01-01T00:01:00.000Z' };
+	let outcome = await pollMessages(state, sources);
+	expect(outcome.messages.map((message) => message.story.message)).toEqual(['first run']);
+	state = outcome.state;
+
+	// The service is reset to its seed and numbers new messages as before: s2 again, later.
+	stories.a = [stories.a[0], { storyId: 's2', userId: 'client', message: 'after the reset', createdAt: '2026-01-01T00:05:00.000Z' }];
+	rooms[0] = { roomId: 'a', lastStoryId: 's2', lastStoryAt: '2026-01-01T00:05:00.000Z' };
+	outcome = await pollMessages(state, sources);
+	expect(outcome.messages.map((message) => message.story.message)).toEqual(['after the reset']);
+	// And only once.
+	expect((await pollMessages(outcome.state, sources)).messages).toEqual([]);
 });
