@@ -33,11 +33,13 @@ function newestKept(seen: Record<string, string>): Record<string, string> {
 	return Object.fromEntries(uids.slice(uids.length - MAX_INVITATIONS_KEPT).map((uid) => [uid, seen[uid]]));
 }
 
-const statusOf = (record: InvitationRecord) => `${record.invite.status ?? ''}/${record.invite.result ?? ''}`;
+/** What the trigger keeps of an invitation: when it was created, its status and its result. */
+const seenAs = (record: InvitationRecord) => `${record.invite.createdAt ?? ''} ${record.invite.status ?? ''}/${record.invite.result ?? ''}`;
 
-function splitStatus(seen: string): { status: string; result: string } {
-	const slash = seen.indexOf('/');
-	return { status: seen.slice(0, slash), result: seen.slice(slash + 1) };
+function parseSeen(seen: string): { createdAt: string; status: string; result: string } {
+	const space = seen.indexOf(' ');
+	const slash = seen.indexOf('/', space);
+	return { createdAt: seen.slice(0, space), status: seen.slice(space + 1, slash), result: seen.slice(slash + 1) };
 }
 
 /** Every invitation of the list, page by page, until the end or the poll's time is up. */
@@ -58,7 +60,7 @@ async function readList(fetchPage: FetchInvitationsPage, canContinue: CanContinu
 /** The first poll: every invitation listed now is history. */
 export async function bootstrapInvitations(fetchPage: FetchInvitationsPage): Promise<InvitationTriggerState> {
 	const records = await readList(fetchPage, () => true);
-	return { seq: 1, seen: Object.fromEntries(records.map((record) => [record.invite.uid, statusOf(record)])) };
+	return { seq: 1, seen: Object.fromEntries(records.map((record) => [record.invite.uid, seenAs(record)])) };
 }
 
 /**
@@ -78,11 +80,13 @@ export async function pollInvitations(
 	const changes: InvitationChange[] = [];
 	for (const record of records) {
 		const uid = record.invite.uid;
-		const before = state.seen[uid];
-		const now = statusOf(record);
-		seen[uid] = now;
-		if (before === undefined) changes.push({ trigger: 'new', record });
-		else if (before !== now) changes.push({ trigger: 'statusChanged', record, previous: splitStatus(before) });
+		const before = state.seen[uid] === undefined ? undefined : parseSeen(state.seen[uid]);
+		seen[uid] = seenAs(record);
+		// Another creation time under a known uid is another invitation (a service whose data was reset).
+		if (before === undefined || before.createdAt !== (record.invite.createdAt ?? '')) changes.push({ trigger: 'new', record });
+		else if (before.status !== (record.invite.status ?? '') || before.result !== (record.invite.result ?? '')) {
+			changes.push({ trigger: 'statusChanged', record, previous: { status: before.status, result: before.result } });
+		}
 	}
 	const wanted = changes.filter((change) => options.triggerOn === 'both' || change.trigger === options.triggerOn);
 	wanted.sort((a, b) => Date.parse(a.record.invite.createdAt ?? '') - Date.parse(b.record.invite.createdAt ?? '') || 0);

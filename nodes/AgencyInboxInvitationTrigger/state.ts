@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 export interface InvitationTriggerState {
 	/** Counts the polls that moved the state on: which of two states is newer. */
 	seq: number;
-	/** Every invitation the list showed, by uid: its status and result as last seen ("status/result"). */
+	/** Every invitation the list showed, by uid: its creation time, status and result as last seen ("createdAt status/result"). */
 	seen: Record<string, string>;
 }
 

@@ -92,6 +92,17 @@ describe.each(ALL_VARIANTS.map((variants) => [variants.invitationOrder, variants
 		expect(fired(await onlyChanges.poll()).map((item) => item.uid)).toEqual([pending.invite.uid]);
 	});
 
+	it('a new invitation under the uid of an earlier one (the service reset its data) is new', async () => {
+		const trigger = await activated(sandbox);
+		const first = await change(sandbox, { kind: 'newInvitation' });
+		expect(fired(await trigger.poll()).map((item) => item.uid)).toEqual([first.invite.uid]);
+		await control(sandbox, 'POST', 'reset');
+		const again = await change(sandbox, { kind: 'newInvitation' });
+		expect(again.invite.uid).toBe(first.invite.uid);
+		expect(fired(await trigger.poll())).toEqual([{ uid: first.invite.uid, trigger: 'new', status: 'PENDING', previousStatus: undefined }]);
+		expect(await trigger.poll()).toBeNull();
+	});
+
 	it('a poll reads the whole list: one request per page (pages of 4 here), nothing more when nothing changed', async () => {
 		const trigger = await activated(sandbox);
 		const pages = Math.ceil(sandbox.state.invitations.length / 4);
