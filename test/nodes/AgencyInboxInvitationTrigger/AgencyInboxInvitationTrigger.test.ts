@@ -4,18 +4,11 @@ import { AgencyInboxInvitationTrigger } from '../../../nodes/AgencyInboxInvitati
 import { resetRequestBudgets } from '../../../nodes/shared/transport';
 import { ALL_VARIANTS, startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
+import { sandboxControl } from '../../helpers/sandboxControl';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
-async function control(sandbox: Sandbox, method: string, path: string, body?: unknown): Promise<IDataObject> {
-	const response = await fetch(`${sandbox.origin}/_sandbox/${path}`, {
-		method,
-		headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	if (!response.ok) throw new Error(`${method} /_sandbox/${path}: ${response.status} ${await response.text()}`);
-	return (await response.json()) as IDataObject;
-}
+const control = (sandbox: Sandbox, method: string, path: string, body?: unknown) => sandboxControl<IDataObject>(sandbox.origin, method, path, body);
 
 async function change(sandbox: Sandbox, body: IDataObject): Promise<{ invite: { uid: string } }> {
 	return (await control(sandbox, 'POST', 'changes', body)).data as { invite: { uid: string } };

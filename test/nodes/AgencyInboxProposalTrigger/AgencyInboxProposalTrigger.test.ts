@@ -5,6 +5,7 @@ import { resetRequestBudgets } from '../../../nodes/shared/transport';
 import { AgencyInboxProposalTrigger } from '../../../nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node';
 import { startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
+import { sandboxControl } from '../../helpers/sandboxControl';
 import { LoopbackProxy } from './loopbackProxy';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
@@ -16,15 +17,7 @@ interface SandboxRequest {
 	status: number;
 }
 
-async function control(sandbox: Sandbox, method: string, path: string, body?: unknown): Promise<IDataObject> {
-	const response = await fetch(`${sandbox.origin}/_sandbox/${path}`, {
-		method,
-		headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	if (!response.ok) throw new Error(`${method} /_sandbox/${path}: ${response.status} ${await response.text()}`);
-	return (await response.json()) as IDataObject;
-}
+const control = (sandbox: Sandbox, method: string, path: string, body?: unknown) => sandboxControl<IDataObject>(sandbox.origin, method, path, body);
 
 async function change(sandbox: Sandbox, body: IDataObject): Promise<{ proposal: IDataObject & { uid: string } }> {
 	return (await control(sandbox, 'POST', 'changes', body)).data as { proposal: IDataObject & { uid: string } };
