@@ -23,28 +23,68 @@ export function budgetKeyFor(apiKey: string, baseUrl: string): string {
 	return createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex');
 }
 
+/** The key's list in the map, created empty the first time. */
+function listOf<T>(lists: Map<string, T[]>, key: string): T[] {
+	let list = lists.get(key);
+	if (!list) {
+		list = [];
+		lists.set(key, list);
+	}
+	return list;
+}
+
+/** A request waiting for a slot; the queue is sorted by `order`, then by arrival. */
+interface Waiter {
+	order: number;
+	arrival: number;
+	/** Set while the waiter waits for its turn at the head of the queue. */
+	wake?: () => void;
+}
+
 /**
  * Rolling-window request budget per API key. A slot counts from the moment the request is sent
  * until one window after its answer arrived: the service counts the request somewhere in between,
  * so the service's own window never sees more than `limit` requests.
+ *
+ * Requests that wait are served lowest `order` first (the pipeline passes the time the run's
+ * delivery was accepted, see runOrder.ts), so in a burst the oldest run gets the next slot, also for
+ * its second and later requests, instead of whichever timer fires first.
  */
 export class RollingWindowBudget {
 	private readonly slotsByKey = new Map<string, BudgetSlot[]>();
 
 	private readonly pausedUntilByKey = new Map<string, number>();
 
+	private readonly queueByKey = new Map<string, Waiter[]>();
+
+	private arrivals = 0;
+
 	constructor(private readonly timing: BudgetTiming) {}
 
-	/** Waits until the key has a free slot, then takes it. */
-	async acquire(budgetKey: string, limit: number): Promise<BudgetSlot> {
-		for (;;) {
-			const waitMs = this.waitBeforeNextSlot(budgetKey, limit, Date.now());
-			if (waitMs <= 0) {
-				const slot: BudgetSlot = {};
-				this.slotsOf(budgetKey).push(slot);
-				return slot;
+	/** Waits until the key has a free slot and no waiter of a lower order is ahead, then takes it. */
+	async acquire(budgetKey: string, limit: number, order = Date.now()): Promise<BudgetSlot> {
+		const queue = this.queueOf(budgetKey);
+		const waiter: Waiter = { order, arrival: this.arrivals++ };
+		const behind = queue.findIndex((other) => other.order > order);
+		queue.splice(behind === -1 ? queue.length : behind, 0, waiter);
+		try {
+			for (;;) {
+				if (queue[0] !== waiter) {
+					await new Promise<void>((resolve) => (waiter.wake = resolve));
+					continue;
+				}
+				const waitMs = this.waitBeforeNextSlot(budgetKey, limit, Date.now());
+				if (waitMs <= 0) {
+					const slot: BudgetSlot = {};
+					this.slotsOf(budgetKey).push(slot);
+					return slot;
+				}
+				// A waiter of a lower order may arrive meanwhile: it then takes this place at the head.
+				await sleep(waitMs);
 			}
-			await sleep(waitMs);
+		} finally {
+			queue.splice(queue.indexOf(waiter), 1);
+			this.wakeHead(queue);
 		}
 	}
 
@@ -75,17 +115,25 @@ export class RollingWindowBudget {
 		this.pausedUntilByKey.clear();
 	}
 
+	/** Hands the turn to the new head of the queue, if it is waiting for it. */
+	private wakeHead(queue: Waiter[]): void {
+		const head = queue[0];
+		const wake = head?.wake;
+		if (!wake) return;
+		head.wake = undefined;
+		wake();
+	}
+
 	private expiryOf(slot: BudgetSlot): number {
 		return (slot.answeredAt ?? Infinity) + this.timing.windowMs + this.timing.marginMs;
 	}
 
 	private slotsOf(budgetKey: string): BudgetSlot[] {
-		let slots = this.slotsByKey.get(budgetKey);
-		if (!slots) {
-			slots = [];
-			this.slotsByKey.set(budgetKey, slots);
-		}
-		return slots;
+		return listOf(this.slotsByKey, budgetKey);
+	}
+
+	private queueOf(budgetKey: string): Waiter[] {
+		return listOf(this.queueByKey, budgetKey);
 	}
 
 	private dropExpiredSlots(budgetKey: string, now: number): BudgetSlot[] {

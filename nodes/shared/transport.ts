@@ -18,6 +18,7 @@ import { toNodeApiError } from './errors';
 import type { Envelope } from './pagination';
 import { collectRecords } from './pagination';
 import { budgetKeyFor, RollingWindowBudget, shareOfBudget } from './requestBudget';
+import { runOrderOf, type RunContext } from './runOrder';
 
 export { toNodeApiError } from './errors';
 export { collectRecords, nextCursorToFollow } from './pagination';
@@ -52,7 +53,7 @@ export function resetRequestBudgets(): void {
 }
 
 /** The parts of an n8n function context the pipeline uses (execute, poll, webhook, load options). */
-export interface PipelineContext {
+export interface PipelineContext extends RunContext {
 	getNode(): INode;
 	getCredentials<T extends object = ICredentialDataDecryptedObject>(type: string, itemIndex?: number): Promise<T>;
 	helpers: { httpRequestWithAuthentication: IAllExecuteFunctions['helpers']['httpRequestWithAuthentication'] };
@@ -66,6 +67,8 @@ export interface PipelineRequest {
 	budgetKey: string;
 	/** Requests per rolling window for this key. */
 	limit: number;
+	/** The request's place in the budget's queue (runOrder.ts); lower goes first. */
+	order?: number;
 	/** Text never to show in an error (the API key). */
 	secret?: string;
 	itemIndex?: number;
@@ -148,7 +151,7 @@ export async function sendThroughPipeline(
 	const mayRetryFailure = () => request.idempotent && retriesAfterFailure < pipelineTiming.retryBackoffMs.length;
 
 	for (;;) {
-		const slot = await requestBudget.acquire(request.budgetKey, request.limit);
+		const slot = await requestBudget.acquire(request.budgetKey, request.limit, request.order);
 		attempts++;
 		let response: IN8nHttpFullResponse;
 		try {
@@ -244,6 +247,7 @@ export async function requestEnvelope(
 		idempotent: method === 'GET',
 		budgetKey: budgetKeyFor(credentials.apiKey, baseURL),
 		limit: shareOfBudget(Number(credentials.requestsPerMinute) || DEFAULT_REQUESTS_PER_MINUTE, credentials.processesSharingKey),
+		order: runOrderOf(context),
 		secret: credentials.apiKey,
 		itemIndex,
 	});

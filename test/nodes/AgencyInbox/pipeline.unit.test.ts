@@ -6,6 +6,7 @@ import { guidanceFor, recordNamedByPath, toNodeApiError } from '../../../nodes/s
 import { toIsoWithOffset } from '../../../nodes/AgencyInbox/shared/inputs';
 import type { Envelope } from '../../../nodes/shared/pagination';
 import { RollingWindowBudget } from '../../../nodes/shared/requestBudget';
+import { runOrderOf, setRunOrder } from '../../../nodes/shared/runOrder';
 import { latestResultEvent } from '../../../nodes/shared/simplifyProposal';
 import {
 	budgetKeyFor,
@@ -90,6 +91,35 @@ describe('RollingWindowBudget', () => {
 		await budget.acquire('a', 1);
 		expect(budget.waitBeforeNextSlot('a', 1, Date.now())).toBe(timing.busyPollMs);
 		expect(budget.waitBeforeNextSlot('b', 1, Date.now())).toBe(0);
+	});
+
+	it('hands freed slots to the waiting request of the lowest order first (the oldest delivery\'s run), then by arrival', async () => {
+		const budget = new RollingWindowBudget(timing);
+		const first = await budget.acquire('k', 1, 50);
+		const served: string[] = [];
+		const waiting = (
+			[
+				['run of the delivery accepted third', 30],
+				['run of the delivery accepted first', 10],
+				['another request of the first', 10],
+				['run of the delivery accepted second', 20],
+			] as const
+		).map(async ([name, order]) => {
+			budget.release(await budget.acquire('k', 1, order));
+			served.push(name);
+		});
+		budget.release(first);
+		await Promise.all(waiting);
+		expect(served).toEqual(['run of the delivery accepted first', 'another request of the first', 'run of the delivery accepted second', 'run of the delivery accepted third']);
+	});
+
+	it('places a run at the time its delivery was accepted, any other run at its first request', () => {
+		const runOf = (executionId: string) => ({ getExecutionId: () => executionId });
+		setRunOrder(runOf('run-of-a-delivery'), 1_000);
+		expect(runOrderOf(runOf('run-of-a-delivery'), 5_000)).toBe(1_000);
+		expect(runOrderOf(runOf('another-run'), 2_000)).toBe(2_000);
+		expect(runOrderOf(runOf('another-run'), 3_000)).toBe(2_000);
+		expect(runOrderOf({}, 4_000)).toBe(4_000);
 	});
 
 	it('holds every request of a key while paused by a 429', () => {
