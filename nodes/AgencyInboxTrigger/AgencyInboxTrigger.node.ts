@@ -14,8 +14,7 @@ import { deliveryFromRequest, type WebhookRequest } from './delivery';
 import { isEventSelected } from './envelope';
 import { acceptDelivery, claimRuns, releaseTrigger } from './onceOnly';
 import { isServiceSender } from './senderAllowlist';
-import { signingKeyFor } from './signingSecret';
-import { verifySignature } from './verifySignature';
+import { verifyWithCredential } from './signingSecret';
 
 interface TriggerOptions {
 	verifySignatures?: boolean;
@@ -167,9 +166,8 @@ export class AgencyInboxTrigger implements INodeType {
 
 		let verified: { id: string; timestampSeconds: number } | undefined;
 		if (options.verifySignatures !== false) {
-			const signingKey = signingKeyFor(await this.getCredentials('agencyInboxApi'), this.getMode());
-			if ('problem' in signingKey) return refuse(response, 401, signingKey.problem);
-			const result = verifySignature(signingKey.key, request.rawBody ?? Buffer.alloc(0), request.headers);
+			const result = await verifyWithCredential(this, request.rawBody ?? Buffer.alloc(0), request.headers);
+			if ('problem' in result) return refuse(response, 401, result.problem);
 			if (!result.valid) return refuse(response, 401, `Webhook signature verification failed: ${result.reason}`);
 			verified = result;
 		}

@@ -58,8 +58,8 @@ import { DeliveryLog, MAX_REMEMBERED_DELIVERIES, type StoredDeliveries } from '.
 export const onceOnlyTiming = { settleMs: 1_000 };
 
 const STORE_ATTEMPTS = 8;
-/** The store row's cap in entries: one per delivery, two in queue mode (a row of about 100 KB). */
-export const STORE_ENTRIES = 4_000;
+/** The store row's cap in entries: one per delivery, two in queue mode (a row of about 53 KB). */
+export const STORE_ENTRIES = 2_000;
 const STORE_OPTIONS = { mode: 'entries', maxEntries: STORE_ENTRIES } as const;
 
 /** Static data key of the remembered ids (0.1.0 kept a plain list under the same key). */

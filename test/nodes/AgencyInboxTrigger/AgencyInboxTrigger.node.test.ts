@@ -373,6 +373,29 @@ describe('Agency Inbox Trigger: test and production secrets', () => {
 	});
 });
 
+describe('Agency Inbox Trigger: the signing key kept between deliveries', () => {
+	const body = enveloped('bid_intent.scheduled', payloads['bid_intent.scheduled']);
+	/** The credential as the trigger reads it (the test's credential store), and how often it is read. */
+	const credentialOf = (trigger: TriggerWorkflow) => {
+		const helper = trigger.additionalData.credentialsHelper as unknown as { credentials: Record<string, Record<string, unknown>> };
+		return helper.credentials.agencyInboxApi;
+	};
+
+	it('reads the credential once for a series of deliveries; a secret just pasted applies at once, one removed is refused once the new one was read', async () => {
+		const trigger = triggerWith({}, { webhookSigningSecret: productionSecret });
+		const reads = jest.spyOn(trigger.additionalData.credentialsHelper, 'getDecrypted');
+		for (let delivery = 0; delivery < 5; delivery++) expect((await deliver(trigger, signedRequest(body))).status).toBe(200);
+		expect(reads).toHaveBeenCalledTimes(1);
+
+		const pasted = newSigningSecret();
+		credentialOf(trigger).webhookSigningSecret = pasted;
+		// Within the kept time the removed secret still verifies; the new one applies at once.
+		expect((await deliver(trigger, signedRequest(body, productionSecret))).status).toBe(200);
+		expect((await deliver(trigger, signedRequest(body, pasted))).status).toBe(200);
+		expect((await deliver(trigger, signedRequest(body, productionSecret))).status).toBe(401);
+	});
+});
+
 describe('Agency Inbox Trigger: sender allowlist', () => {
 	const body = enveloped('bid_intent.scheduled', payloads['bid_intent.scheduled']);
 
