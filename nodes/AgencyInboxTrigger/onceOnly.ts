@@ -36,10 +36,10 @@
  * is an insert, and two at once make one fail), then the run fails with an error and does not go on,
  * so a delivery never runs unrecorded; the service does not re-deliver it (it had its 200).
  *
- * Without the deduplication store (older n8n, 1.49.0 of the compatibility ladder among them) the claim is made in this process only: one run
- * per delivery in n8n's default setup and after a restart for deliveries whose run ended before it; in
- * queue mode a delivery accepted by two webhook processes, or re-delivered to one before the first
- * run ended, can run twice.
+ * The weaker guarantee where n8n has no deduplication store (older n8n, such as 1.49.0 of the
+ * compatibility ladder): the claim is made in this process only. One run per delivery in n8n's default
+ * setup, and after a restart for deliveries whose run ended before it; in queue mode a delivery
+ * accepted by two webhook processes, or re-delivered to one before the first run ended, can run twice.
  *
  * Beyond the memory's cap (120,000 ids within 19 hours) the oldest ids are forgotten early: a
  * re-delivery of one would start a second run, so every run accepted meanwhile carries an execution

@@ -4,6 +4,8 @@ import { sleep } from 'n8n-workflow';
 /** One request admitted by the budget; it keeps its place in the window until it is answered. */
 export interface BudgetSlot {
 	answeredAt?: number;
+	/** The order of the run that sent it (runOrder.ts); none outside a run. */
+	order?: number;
 }
 
 export interface BudgetTiming {
@@ -13,6 +15,11 @@ export interface BudgetTiming {
 	marginMs: number;
 	/** How often to look again while every slot is held by an unanswered request. */
 	busyPollMs: number;
+	/**
+	 * How long after its last answer a run may still send its next request: while few places are
+	 * free, one is kept for each older run that sent within this time, so it finishes first.
+	 */
+	followUpMs?: number;
 }
 
 /**
@@ -48,7 +55,10 @@ interface Waiter {
  *
  * Requests that wait are served lowest `order` first (the pipeline passes the time the run's
  * delivery was accepted, see runOrder.ts), so in a burst the oldest run gets the next slot, also for
- * its second and later requests, instead of whichever timer fires first.
+ * its second and later requests, instead of whichever timer fires first. And while few places are
+ * free, a request leaves one for each older run that was answered just now (`followUpMs`) and will
+ * likely ask again (the reply after Get Proposal): in a burst the oldest runs finish in the first
+ * window instead of every run getting its first request there and its last one a window later.
  */
 export class RollingWindowBudget {
 	private readonly slotsByKey = new Map<string, BudgetSlot[]>();
@@ -61,9 +71,14 @@ export class RollingWindowBudget {
 
 	constructor(private readonly timing: BudgetTiming) {}
 
-	/** Waits until the key has a free slot and no waiter of a lower order is ahead, then takes it. */
-	async acquire(budgetKey: string, limit: number, order = Date.now()): Promise<BudgetSlot> {
+	/**
+	 * Waits until the key has a free slot and no waiter of a lower order is ahead, then takes it.
+	 * `runOrder` is the order of the run the request belongs to; a request outside a run queues by its
+	 * own arrival and has no follow-up kept for it.
+	 */
+	async acquire(budgetKey: string, limit: number, runOrder?: number): Promise<BudgetSlot> {
 		const queue = this.queueOf(budgetKey);
+		const order = runOrder ?? Date.now();
 		const waiter: Waiter = { order, arrival: this.arrivals++ };
 		const behind = queue.findIndex((other) => other.order > order);
 		queue.splice(behind === -1 ? queue.length : behind, 0, waiter);
@@ -73,9 +88,9 @@ export class RollingWindowBudget {
 					await new Promise<void>((resolve) => (waiter.wake = resolve));
 					continue;
 				}
-				const waitMs = this.waitBeforeNextSlot(budgetKey, limit, Date.now());
+				const waitMs = this.waitBeforeNextSlot(budgetKey, limit, Date.now(), order);
 				if (waitMs <= 0) {
-					const slot: BudgetSlot = {};
+					const slot: BudgetSlot = { order: runOrder };
 					this.slotsOf(budgetKey).push(slot);
 					return slot;
 				}
@@ -98,12 +113,14 @@ export class RollingWindowBudget {
 		this.pausedUntilByKey.set(budgetKey, Math.max(time, this.pausedUntilByKey.get(budgetKey) ?? 0));
 	}
 
-	/** Milliseconds to wait before the key may send again; 0 when it may send now. */
-	waitBeforeNextSlot(budgetKey: string, limit: number, now: number): number {
+	/** Milliseconds to wait before a request of the given order may be sent; 0 when it may go now. */
+	waitBeforeNextSlot(budgetKey: string, limit: number, now: number, order = -Infinity): number {
 		const pausedFor = (this.pausedUntilByKey.get(budgetKey) ?? 0) - now;
 		if (pausedFor > 0) return pausedFor;
 		const slots = this.dropExpiredSlots(budgetKey, now);
-		if (slots.length < Math.max(1, limit)) return 0;
+		const free = Math.max(1, limit) - slots.length;
+		if (free > this.keptForOlderRuns(budgetKey, slots, order, now)) return 0;
+		if (free > 0) return this.timing.busyPollMs;
 		const expiries = slots.filter((slot) => slot.answeredAt !== undefined).map((slot) => this.expiryOf(slot));
 		if (expiries.length === 0) return this.timing.busyPollMs;
 		return Math.max(1, Math.min(...expiries) - now);
@@ -113,6 +130,18 @@ export class RollingWindowBudget {
 	clear(): void {
 		this.slotsByKey.clear();
 		this.pausedUntilByKey.clear();
+	}
+
+	/** Older runs answered within followUpMs (or still waiting for an answer) that have no request in the queue. */
+	private keptForOlderRuns(budgetKey: string, slots: BudgetSlot[], order: number, now: number): number {
+		const followUpMs = this.timing.followUpMs ?? 0;
+		const queued = new Set(this.queueOf(budgetKey).map((waiter) => waiter.order));
+		const olderRuns = new Set<number>();
+		for (const slot of slots) {
+			if (slot.order === undefined || slot.order >= order || queued.has(slot.order)) continue;
+			if (slot.answeredAt === undefined || now - slot.answeredAt <= followUpMs) olderRuns.add(slot.order);
+		}
+		return olderRuns.size;
 	}
 
 	/** Hands the turn to the new head of the queue, if it is waiting for it. */

@@ -33,10 +33,10 @@ export function setRunOrder(context: RunContext, acceptedAtMs: number): void {
 	if (executionId) remember(executionId, acceptedAtMs);
 }
 
-/** The run's place in the budget's queue: its delivery's acceptance, else its first request. */
-export function runOrderOf(context: RunContext, nowMs = Date.now()): number {
+/** The run's place in the budget's queue: its delivery's acceptance, else its first request; none outside a run. */
+export function runOrderOf(context: RunContext, nowMs = Date.now()): number | undefined {
 	const executionId = executionIdOf(context);
-	if (!executionId) return nowMs;
+	if (!executionId) return undefined;
 	const order = orderByRun.get(executionId);
 	if (order !== undefined) return order;
 	remember(executionId, nowMs);

@@ -36,6 +36,8 @@ export const pipelineTiming = {
 	windowMs: 60_000,
 	marginMs: 20,
 	busyPollMs: 25,
+	/** A run's next request (the reply after Get Proposal) comes within this time after an answer. */
+	followUpMs: 2_000,
 	/** Least wait after a 429, so a Retry-After of 0 cannot spin. */
 	minRateLimitWaitMs: 250,
 	/** Most time spent waiting on 429 answers for one request before failing. */
@@ -67,7 +69,7 @@ export interface PipelineRequest {
 	budgetKey: string;
 	/** Requests per rolling window for this key. */
 	limit: number;
-	/** The request's place in the budget's queue (runOrder.ts); lower goes first. */
+	/** The place of the request's run in the budget's queue (runOrder.ts); lower goes first; none outside a run. */
 	order?: number;
 	/** Text never to show in an error (the API key). */
 	secret?: string;
