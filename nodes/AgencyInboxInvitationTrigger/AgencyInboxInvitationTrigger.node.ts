@@ -4,10 +4,11 @@ import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
 import { MAIN_CONNECTION } from '../shared/n8nVersions';
 import { agencyInboxApiRequest } from '../shared/transport';
 import { invitationTriggerProperties } from './description';
-import type { FetchInvitationsPage, InvitationChange, InvitationPage, InvitationTriggerOn } from './pollInvitations';
+import type { InvitationChange } from './pollInvitations';
 import { bootstrapInvitations, pollInvitations } from './pollInvitations';
 import type { InvitationTriggerState } from './state';
 import { isOlderInvitationState, loadInvitationState, saveInvitationState } from './state';
+import type { FetchInvitationsPage, InvitationPage, InvitationTriggerOn } from './types';
 
 function invitationsFetcher(context: IPollFunctions): FetchInvitationsPage {
 	return async (pageCursor) =>

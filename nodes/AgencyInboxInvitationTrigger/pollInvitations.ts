@@ -1,20 +1,7 @@
 import type { CanContinue } from '../shared/guardedPoll';
-import { nextCursorToFollow } from '../shared/pagination';
+import { pagesOf } from '../shared/pagination';
 import type { InvitationTriggerState } from './state';
-
-export interface InvitationRecord {
-	invite: { uid: string; createdAt?: string; status?: string; result?: string; [key: string]: unknown };
-	[key: string]: unknown;
-}
-
-export interface InvitationPage {
-	data: InvitationRecord[];
-	meta?: { nextCursor?: string | null };
-}
-
-export type FetchInvitationsPage = (pageCursor: string | undefined) => Promise<InvitationPage>;
-
-export type InvitationTriggerOn = 'new' | 'statusChanged' | 'both';
+import type { FetchInvitationsPage, InvitationRecord, InvitationTriggerOn } from './types';
 
 export interface InvitationChange {
 	trigger: 'new' | 'statusChanged';
@@ -45,15 +32,10 @@ function parseSeen(seen: string): { createdAt: string; status: string; result: s
 /** Every invitation of the list, page by page, until the end or the poll's time is up. */
 async function readList(fetchPage: FetchInvitationsPage, canContinue: CanContinue): Promise<InvitationRecord[]> {
 	const records: InvitationRecord[] = [];
-	const cursorsUsed = new Set<string>();
-	let cursor: string | undefined;
-	do {
-		const page = await fetchPage(cursor);
+	for await (const { page, next } of pagesOf(fetchPage)) {
 		for (const record of page.data ?? []) if (typeof record?.invite?.uid === 'string') records.push(record);
-		cursor = nextCursorToFollow(page, cursorsUsed);
-		if (cursor === undefined) return records;
-		cursorsUsed.add(cursor);
-	} while (canContinue());
+		if (next !== undefined && !canContinue()) break;
+	}
 	return records;
 }
 

@@ -1,7 +1,7 @@
 import type { CanContinue } from '../shared/guardedPoll';
 import type { Mark } from '../shared/marks';
 import { higherMark, timeOf } from '../shared/marks';
-import { nextCursorToFollow } from '../shared/pagination';
+import { pagesOf } from '../shared/pagination';
 import { readMessagesAfter } from './newMessages';
 import type { MessageTriggerState, RoomMark } from './state';
 import { MAX_ROOMS_KEPT } from './state';
@@ -60,19 +60,15 @@ function roomsToKeep(rooms: Record<string, RoomMark>, floor: Mark | null): Recor
 export async function bootstrapMessages(fetchRooms: FetchRoomsPage): Promise<MessageTriggerState> {
 	const rooms: Record<string, RoomMark> = {};
 	let floor: Mark | undefined;
-	const cursorsUsed = new Set<string>();
-	let cursor: string | undefined;
-	do {
-		const page = await fetchRooms(cursor);
+	for await (const { page } of pagesOf(fetchRooms)) {
 		for (const room of page.data ?? []) {
 			const at = lastActivityOf(room);
 			const last = lastStoryIdOf(room);
 			if (at !== null) rooms[room.roomId] = { at, uids: last === null ? [] : [last], last };
 		}
 		floor = topOf(page.data ?? []);
-		cursor = floor ? undefined : nextCursorToFollow(page, cursorsUsed);
-		if (cursor !== undefined) cursorsUsed.add(cursor);
-	} while (cursor !== undefined);
+		if (floor) break;
+	}
 	return { seq: 1, floor: floor ?? null, rooms: roomsToKeep(rooms, floor ?? null) };
 }
 
@@ -129,19 +125,17 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 	let firstPageTop: Mark | undefined;
 	let pages = 0;
 	let complete = false;
-	const cursorsUsed = new Set<string>();
-	let cursor: string | undefined;
-	do {
-		const page = await sources.fetchRooms(cursor);
+	for await (const { page, next } of pagesOf(sources.fetchRooms)) {
 		const rows = rowsOf(page);
 		if (pages++ === 0) firstPageTop = topOf(rows);
 		const read = await readRooms(rows);
 		if (read.outOfTime) break;
-		cursor = read.belowFloor ? undefined : nextCursorToFollow(page, cursorsUsed);
-		if (cursor === undefined) complete = true;
-		else cursorsUsed.add(cursor);
-	} while (cursor !== undefined && sources.canContinue());
-
+		if (read.belowFloor || next === undefined) {
+			complete = true;
+			break;
+		}
+		if (!sources.canContinue()) break;
+	}
 	if (complete && pages > 1) complete = (await readRooms(rowsOf(await sources.fetchRooms(undefined)))).reachedHandled;
 	const floor = complete && !unreadLastMessage && firstPageTop ? higherMark(state.floor ?? undefined, firstPageTop) : state.floor;
 	messages.sort((a, b) => timeOf(a.story.createdAt) - timeOf(b.story.createdAt));

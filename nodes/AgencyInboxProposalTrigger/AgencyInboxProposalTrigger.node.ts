@@ -14,8 +14,8 @@ import { proposalTriggerProperties } from './description';
 import type { ProposalChange } from './pollChanges';
 import { findSampleChange, pollChanges } from './pollChanges';
 import type { FetchProposalPage, ProposalPage } from './types';
-import type { TriggerState } from './watermark';
-import { bootstrapState, isOlderState, loadState, saveState } from './watermark';
+import type { ProposalTriggerState } from './state';
+import { bootstrapProposalState, isOlderProposalState, loadProposalState, saveProposalState } from './state';
 
 function proposalPageFetcher(context: IPollFunctions): FetchProposalPage {
 	return async (query) =>
@@ -60,13 +60,13 @@ export class AgencyInboxProposalTrigger implements INodeType {
 			return sample ? [[toItem(sample, simplify)]] : null;
 		}
 
-		const changes = await runGuardedPoll<TriggerState, ProposalChange>(
+		const changes = await runGuardedPoll<ProposalTriggerState, ProposalChange>(
 			this,
 			{
-				load: loadState,
-				save: saveState,
-				isOlder: isOlderState,
-				bootstrap: () => bootstrapState(new Date()),
+				load: loadProposalState,
+				save: saveProposalState,
+				isOlder: isOlderProposalState,
+				bootstrap: () => bootstrapProposalState(new Date()),
 				poll: async (state) => await pollChanges(state, fetchPage, { ...filters, status, canContinue: pagingDeadline(this) }),
 			},
 			'Agency Inbox Proposal Trigger',

@@ -20,7 +20,7 @@ import { collectRecords } from './pagination';
 import { budgetKeyFor, RollingWindowBudget, shareOfBudget } from './requestBudget';
 
 export { toNodeApiError } from './errors';
-export { collectRecords, nextCursorToFollow } from './pagination';
+export { collectRecords, pagesOf } from './pagination';
 export type { Envelope, FetchPage } from './pagination';
 export { budgetKeyFor } from './requestBudget';
 export { simplifyProposal } from './simplifyProposal';

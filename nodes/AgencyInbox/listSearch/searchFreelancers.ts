@@ -1,6 +1,7 @@
-import type { IDataObject, ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
+import type { ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
 
-import { agencyInboxApiPaginate, agencyInboxApiRequest, nextCursorToFollow } from '../../shared/transport';
+import { pagesOf } from '../../shared/pagination';
+import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../../shared/transport';
 import { listLabel } from './labels';
 import { matchesFilter } from './matchesFilter';
 import type { RoomSummary } from './searchRooms';
@@ -30,17 +31,14 @@ function chosenRoomId(context: ILoadOptionsFunctions): string | undefined {
 
 /** The service has no read of one room: pages through the rooms until it meets this one. */
 async function findRoom(context: ILoadOptionsFunctions, roomId: string): Promise<RoomSummary | undefined> {
-	const cursorsUsed = new Set<string>();
-	let cursor: string | undefined;
-	do {
-		const qs: IDataObject = { pageSize: '100', ...(cursor ? { pageCursor: cursor } : {}) };
-		const page = await agencyInboxApiRequest.call(context, 'GET', '/v1/master-inbox/rooms', { qs });
+	const pages = pagesOf(async (pageCursor) =>
+		await agencyInboxApiRequest.call(context, 'GET', '/v1/master-inbox/rooms', { qs: { pageSize: '100', ...(pageCursor ? { pageCursor } : {}) } }),
+	);
+	for await (const { page } of pages) {
 		const rooms = (Array.isArray(page.data) ? page.data : []) as unknown as RoomSummary[];
 		const room = rooms.find((candidate) => candidate.roomId === roomId);
 		if (room) return room;
-		cursor = nextCursorToFollow(page, cursorsUsed);
-		if (cursor !== undefined) cursorsUsed.add(cursor);
-	} while (cursor !== undefined);
+	}
 	return undefined;
 }
 
