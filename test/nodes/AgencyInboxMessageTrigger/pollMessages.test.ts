@@ -19,7 +19,8 @@ it('a message the room row shows before the message list does arrives once the l
 	const sources = {
 		fetchRooms: async () => ({ data: [...rooms].sort((x, y) => Date.parse(y.lastStoryAt!) - Date.parse(x.lastStoryAt!)) }),
 		fetchStories: async (roomId: string) => ({ data: [...stories[roomId]].filter((story) => !notListedYet.has(story.storyId)).reverse() }),
-		loadMemberIds: async () => new Set(['member']),
+		loadMembers: async () => [{ uid: 'member' }],
+		fetchProposal: async () => undefined,
 		canContinue: () => true,
 	};
 	let state = await bootstrapMessages(sources.fetchRooms);
@@ -45,7 +46,8 @@ it('a room whose row shows the id read last but a later time is read again (mess
 	const sources = {
 		fetchRooms: async () => ({ data: [...rooms] }),
 		fetchStories: async (roomId: string) => ({ data: [...stories[roomId]].reverse() }),
-		loadMemberIds: async () => new Set(['member']),
+		loadMembers: async () => [{ uid: 'member' }],
+		fetchProposal: async () => undefined,
 		canContinue: () => true,
 	};
 	let state = await bootstrapMessages(sources.fetchRooms);
