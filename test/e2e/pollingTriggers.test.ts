@@ -26,7 +26,7 @@ const MESSAGE_POLL_SKIPPED = 'Agency Inbox Message Trigger: poll skipped, the pr
 const INVITATION_POLL_SKIPPED = 'Agency Inbox Invitation Trigger: poll skipped, the previous poll of this trigger is still running';
 /** n8n's debug line at start when its durable scheduler is off (the default). */
 const DURABLE_SCHEDULER_OFF = 'Durable scheduler is inactive on this instance';
-const NON_DEFAULT_VARIANTS: SandboxVariants = { roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled' };
+const NON_DEFAULT_VARIANTS: Partial<SandboxVariants> = { roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled' };
 const INVITATION_STATES = ['pending', 'accepted', 'declined'] as const;
 /** The seed's rooms come first in the sandbox's list; rooms opened later follow. */
 const SEEDED_ROOMS = 60;

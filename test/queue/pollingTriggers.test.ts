@@ -27,7 +27,7 @@ const DURABLE_SCHEDULER = {
 	N8N_POLLER_DURABLE_CURSORS_ENABLED: 'true',
 };
 /** The readings of the spec that differ most from the default: rooms by the client's last message, messages oldest first, invitations in no time order. */
-const OTHER_VARIANT: SandboxVariants = { roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled' };
+const OTHER_VARIANT: Partial<SandboxVariants> = { roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled' };
 /** After every expected row arrived: time for a duplicate to arrive (missed poll times are claimed together after a restart). */
 const SETTLE_MS = 15_000;
 
@@ -332,7 +332,7 @@ describe(`the Message and Invitation Triggers in n8n ${n8nVersion} queue mode (P
 
 	describe('the main killed (SIGKILL) in the middle of a backlog sweep, with changes while it is down', () => {
 		/** A backlog across 12 rooms (3 pages of rooms), then the kill; the variant switched and more changes made while the main is down; the main started again. */
-		async function killAndRecover(variantWhileDown?: SandboxVariants, env?: NodeJS.ProcessEnv) {
+		async function killAndRecover(variantWhileDown?: Partial<SandboxVariants>, env?: NodeJS.ProcessEnv) {
 			const crmBefore = await crmCount();
 			const runsBefore = await runCounts();
 			const script = events();
