@@ -13,7 +13,9 @@ import type { FetchInvitationsPage, InvitationPage, InvitationTriggerOn } from '
 function invitationsFetcher(context: IPollFunctions): FetchInvitationsPage {
 	return async (pageCursor) =>
 		(await agencyInboxApiRequest.call(context, 'GET', '/v1/agency/invitations', {
-			qs: { pageSize: '100', ...(pageCursor ? { pageCursor } : {}) },
+			qs: pageCursor ? { pageCursor } : {},
+			// The spec names no page size for this list: sent for economy, dropped if the service refuses it.
+			optionalQs: { pageSize: '100' },
 		})) as unknown as InvitationPage;
 }
 

@@ -1,6 +1,8 @@
 import type { ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
 
 import { pagesOf } from '../../shared/pagination';
+import type { RoomPeople } from '../../shared/roomPeople';
+import { agencyMembersIn } from '../../shared/roomPeople';
 import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../../shared/transport';
 import { listLabel } from './labels';
 import { matchesFilter } from './matchesFilter';
@@ -9,6 +11,7 @@ import type { RoomSummary } from './searchRooms';
 interface MemberSummary {
 	uid: string;
 	name?: string;
+	ciphertext?: string;
 	role?: string;
 }
 
@@ -44,8 +47,9 @@ async function findRoom(context: ILoadOptionsFunctions, roomId: string): Promise
 
 /**
  * Freelancers for the Freelancer locator: with a room chosen, the agency members taking part in it
- * (only they can send there); otherwise, or when the room is not found, every agency member, one
- * page per call. The filter applies to names, roles and IDs.
+ * (only they can send there; who is who: nodes/shared/roomPeople.ts); otherwise, when the room is not
+ * found, or when none of its participants can be told for a member, every agency member, one page per
+ * call. The filter applies to names, roles and IDs.
  */
 export async function searchFreelancers(
 	this: ILoadOptionsFunctions,
@@ -55,14 +59,9 @@ export async function searchFreelancers(
 	const roomId = paginationToken ? undefined : chosenRoomId(this);
 	const room = roomId ? await findRoom(this, roomId) : undefined;
 	if (room) {
-		const participants = new Set((room.roomUsers ?? []).map((participant) => participant.user?.id));
 		const members = (await agencyInboxApiPaginate.call(this, '/v1/agency/members')) as unknown as MemberSummary[];
-		return {
-			results: members
-				.filter((member) => participants.has(member.uid))
-				.map(memberListItem)
-				.filter((item) => matchesFilter(filter, item.name)),
-		};
+		const takingPart = agencyMembersIn(room as RoomPeople, members) as MemberSummary[];
+		return { results: (takingPart.length > 0 ? takingPart : members).map(memberListItem).filter((item) => matchesFilter(filter, item.name)) };
 	}
 	const page = await agencyInboxApiRequest.call(this, 'GET', '/v1/agency/members', {
 		qs: paginationToken ? { pageCursor: paginationToken } : {},
