@@ -38,7 +38,15 @@ function membersLoader(context: IPollFunctions): LoadMembers {
 	return async () => (await agencyInboxApiPaginate.call(context, '/v1/agency/members', { optionalQs: { pageSize: MEMBERS_PAGE_SIZE } })) as unknown as AgencyMember[];
 }
 
-const isNotFound = (error: unknown) => String((error as { httpCode?: unknown } | undefined)?.httpCode ?? '') === '404';
+const statusOf = (error: unknown) => Number((error as { httpCode?: unknown } | undefined)?.httpCode);
+
+/**
+ * The spec defines no error for an id that is not a proposal's uid: a 404, but also a 400 (an id of
+ * another form) or 422 says the service has no such proposal. Other failures (401, 403, 429 after the
+ * pipeline's wait, 5xx after its retries) say nothing about the id: they fail the poll, which the next
+ * poll repeats from the same state.
+ */
+const meansNoSuchProposal = (error: unknown) => [400, 404, 410, 422].includes(statusOf(error));
 
 function proposalFetcher(context: IPollFunctions): FetchProposal {
 	return async (id) => {
@@ -47,7 +55,7 @@ function proposalFetcher(context: IPollFunctions): FetchProposal {
 			(failure: unknown) => ({ failure }),
 		);
 		if ('record' in answer) return answer.record;
-		if (isNotFound(answer.failure)) return undefined;
+		if (meansNoSuchProposal(answer.failure)) return undefined;
 		throw answer.failure;
 	};
 }

@@ -36,5 +36,5 @@ export type FetchRoomsPage = (pageCursor: string | undefined) => Promise<Page<Ro
 export type FetchStoriesPage = (roomId: string, pageCursor: string | undefined) => Promise<Page<StoryRow>>;
 /** The agency's members; loaded at most once per poll, and only by a poll that reads messages. */
 export type LoadMembers = () => Promise<AgencyMember[]>;
-/** One proposal by id (GET /v1/agency/proposals/{id}); undefined when the service has none under that id (404). */
+/** One proposal by id (GET /v1/agency/proposals/{id}); undefined when the service has none under that id (404, or a 400 or 422 refusing the id). */
 export type FetchProposal = (id: string) => Promise<ProposalRow | undefined>;
