@@ -1,7 +1,7 @@
 import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
-import { MAIN_CONNECTION } from '../shared/n8nVersions';
+import { triggerDescription } from '../shared/triggerDescription';
 import type { AgencyMember } from '../shared/roomPeople';
 import { isAgencyAuthor } from '../shared/roomPeople';
 import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../shared/transport';
@@ -83,18 +83,13 @@ async function sampleMessage(context: IPollFunctions): Promise<ClientMessage | u
 
 export class AgencyInboxMessageTrigger implements INodeType {
 	description: INodeTypeDescription = {
+		...triggerDescription({ polling: true }),
 		displayName: 'Agency Inbox Message Trigger',
 		name: 'agencyInboxMessageTrigger',
 		icon: { light: 'file:../../icons/agencyInbox.svg', dark: 'file:../../icons/agencyInbox.dark.svg' },
-		group: ['trigger'],
-		version: 1,
 		subtitle: 'New client messages (polling)',
 		description: 'Starts the workflow when a client writes in a Master Inbox chat room (polling, no public URL needed)',
 		defaults: { name: 'Agency Inbox Message Trigger' },
-		polling: true,
-		inputs: [],
-		outputs: [MAIN_CONNECTION],
-		credentials: [{ name: 'agencyInboxApi', required: true }],
 		properties: messageTriggerProperties,
 	};
 

@@ -7,7 +7,7 @@ import type {
 } from 'n8n-workflow';
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
-import { MAIN_CONNECTION } from '../shared/n8nVersions';
+import { triggerDescription } from '../shared/triggerDescription';
 import { agencyInboxApiRequest, simplifyProposal } from '../shared/transport';
 import type { ChangeFilters, TriggerOn } from './classify';
 import { proposalTriggerProperties } from './description';
@@ -31,18 +31,13 @@ function toItem(change: ProposalChange, simplify: boolean): INodeExecutionData {
 
 export class AgencyInboxProposalTrigger implements INodeType {
 	description: INodeTypeDescription = {
+		...triggerDescription({ polling: true }),
 		displayName: 'Agency Inbox Proposal Trigger',
 		name: 'agencyInboxProposalTrigger',
 		icon: { light: 'file:../../icons/agencyInbox.svg', dark: 'file:../../icons/agencyInbox.dark.svg' },
-		group: ['trigger'],
-		version: 1,
 		subtitle: '={{ { both: "New and updated proposals", new: "New proposals", updated: "Updated proposals" }[$parameter["triggerOn"]] }}',
 		description: 'Starts the workflow when an agency proposal is created or updated (status, viewed, replied, hired)',
 		defaults: { name: 'Agency Inbox Proposal Trigger' },
-		polling: true,
-		inputs: [],
-		outputs: [MAIN_CONNECTION],
-		credentials: [{ name: 'agencyInboxApi', required: true }],
 		properties: proposalTriggerProperties,
 	};
 
