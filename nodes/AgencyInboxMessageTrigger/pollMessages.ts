@@ -84,6 +84,7 @@ export async function bootstrapMessages(fetchRooms: FetchRoomsPage): Promise<Mes
 	const rooms: Record<string, RoomMark> = {};
 	let floor: Mark | undefined;
 	let roomsMoveOnMessages = false;
+	let rowAbove: RoomRow[] = [];
 	for await (const { page } of pagesOf(fetchRooms)) {
 		const rows = rowsOf(page);
 		for (const room of rows) {
@@ -92,7 +93,8 @@ export async function bootstrapMessages(fetchRooms: FetchRoomsPage): Promise<Mes
 			if (at !== null) rooms[room.roomId] = { at, uids: last === null ? [] : [last], last };
 		}
 		floor ??= topOf(rows);
-		roomsMoveOnMessages ||= contradictsCreationOrder(rows);
+		roomsMoveOnMessages ||= contradictsCreationOrder([...rowAbove, ...rows]);
+		rowAbove = rows.slice(-1);
 		if (floor && roomsMoveOnMessages) break;
 	}
 	return { seq: 1, floor: floor ?? null, rooms: roomsToKeep(rooms, floor ?? null), roomsMoveOnMessages, proposals: {} };
@@ -161,10 +163,12 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 	let firstPageTop: Mark | undefined;
 	let pages = 0;
 	let complete = false;
+	let rowAbove: RoomRow[] = [];
 	for await (const { page, next } of pagesOf(sources.fetchRooms)) {
 		const rows = rowsOf(page);
 		if (pages++ === 0) firstPageTop = topOf(rows);
-		roomsMoveOnMessages ||= contradictsCreationOrder(rows);
+		roomsMoveOnMessages ||= contradictsCreationOrder([...rowAbove, ...rows]);
+		rowAbove = rows.slice(-1);
 		const read = await readRooms(rows);
 		if (read.outOfTime) break;
 		if (read.belowFloor || next === undefined) {
