@@ -47,6 +47,9 @@ const run = promisify(execFile);
 
 /** A certificate authority and a certificate for registry.npmjs.org signed by it, in `dir`. */
 async function makeCertificates(dir: string): Promise<{ caFile: string; key: Buffer; cert: Buffer }> {
+	await run('openssl', ['version']).catch(() => {
+		throw new Error('openssl is missing (it makes the stand-in registry\'s certificates): apt-get install -y --no-install-recommends openssl');
+	});
 	const file = (name: string) => path.join(dir, name);
 	const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 	await run('openssl', ['req', '-x509', ...ecKey, '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '2', '-subj', '/CN=agency-inbox test registry CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign']);
