@@ -40,6 +40,7 @@ import type {
 import { createRunExecutionData, ICredentialsHelper, NodeHelpers, Workflow } from 'n8n-workflow';
 
 import { AgencyInboxApi } from '../../credentials/AgencyInboxApi.credentials';
+import { makeTempDir } from '../../scripts/tempDirs';
 import { deduplicationStore } from './deduplicationStore';
 
 export const CREDENTIAL_TYPE = 'agencyInboxApi';
@@ -47,6 +48,10 @@ const PACKAGE = 'n8n-nodes-agency-inbox';
 
 /** Credential data as the user fills it in: unset fields take the credential type's defaults. */
 export type CredentialData = ICredentialDataDecryptedObject;
+
+// n8n-core keeps its instance settings in a user folder it creates on first use, ~/.n8n unless
+// N8N_USER_FOLDER says otherwise (a real user's n8n). jest's globalSetup sets one; the benchmarks get a throwaway one.
+process.env.N8N_USER_FOLDER ||= makeTempDir('n8n');
 
 // n8n's deduplication store, which n8n initialises at start-up.
 deduplicationStore();
