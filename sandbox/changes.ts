@@ -1,5 +1,6 @@
 /** Changes to the data that control endpoints and the simulator apply: client and agency activity, new proposals, bids and invitations. */
 import { BadRequest } from './http';
+import { idView } from './marketplaceIds';
 import { appendStory } from './routes';
 import {
 	buildBidIntent,
@@ -177,7 +178,10 @@ function membersIn(core: SandboxCore, room: ChatRoom): Member[] {
 	return core.state.members.filter((m) => room.roomUsers.some((p) => p.user.id === m.uid));
 }
 
-/** A message from an agency member of the room (written on the marketplace): no webhook, chat.message.sent is for client messages. */
+/**
+ * A message from an agency member of the room (written on the marketplace): no webhook, chat.message.sent
+ * is for client messages. Takes the member's uid; answers the story as the stories list shows it.
+ */
 function agencyMessage(core: SandboxCore, body: Record<string, unknown>): Story & { roomId: string } {
 	const roomId = stringField(body, 'roomId');
 	const freelancerUid = stringField(body, 'freelancerUid');
@@ -186,7 +190,7 @@ function agencyMessage(core: SandboxCore, body: Record<string, unknown>): Story 
 	const member = freelancerUid === undefined ? core.rng.pick(members) : members.find((m) => m.uid === freelancerUid);
 	if (member === undefined) throw new BadRequest(`No agency member ${freelancerUid === undefined ? '' : `"${freelancerUid}" `}takes part in room "${room.roomId}".`);
 	const story = appendStory(core.state, room, memberAsUser(member), stringField(body, 'text') ?? core.rng.pick(MEMBER_LINES), core.clock.nowIso());
-	return { ...story, roomId: room.roomId };
+	return { ...idView(core.state, core.variants).story(story), roomId: room.roomId };
 }
 
 /** A new pending invitation created now; its uid continues the seed's numbering. */

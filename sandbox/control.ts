@@ -2,6 +2,7 @@
 import { applyChange, defaultEventData } from './changes';
 import type { Fault, SandboxCore } from './core';
 import { BadRequest, problem, type ApiResponse } from './http';
+import { idView } from './marketplaceIds';
 import type { Simulator } from './simulator';
 import { checkVariants } from './variants';
 
@@ -62,7 +63,8 @@ export function handleControl(ctx: ControlContext, method: string, route: string
 				core.requests.length = 0;
 				return json({ data: [] });
 			case 'GET /messages':
-				return json({ data: state.messages });
+				// userId as Send Message answered it; freelancerUid as it was sent.
+				return json({ data: state.messages.map(idView(state, core.variants).story) });
 			case 'GET /bid-intents':
 				return json({ data: state.bidIntents });
 			case 'POST /faults': {

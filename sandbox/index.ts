@@ -1,5 +1,5 @@
 /**
- * The service's local twin (see DESIGN.md "Sandbox" and the team contract's "Sandbox API").
+ * The service's local twin (what it does, its control endpoints and variants: docs/sandbox.md; its files: README.md here).
  *
  *   const sandbox = await startSandbox({ requestsPerMinute: 20 });
  *   // credential Base URL = sandbox.url, API key = sandbox.apiKey
@@ -18,14 +18,15 @@ import { checkVariants, DEFAULT_VARIANTS, type SandboxVariants } from './variant
 import { WebhookSender } from './webhooks';
 
 export type { SandboxState } from './types';
-export { ALL_VARIANTS, DEFAULT_VARIANTS, type SandboxVariants } from './variants';
+export { ALL_VARIANTS, DEFAULT_VARIANTS, SINGLE_READINGS, type SandboxVariants, type SingleReading } from './variants';
+export { marketplaceProposalIdOf, marketplaceUserIdOf } from './marketplaceIds';
 
 export interface SandboxOptions {
 	/** Per API key, rolling 60 s window; default 20; 0 or Infinity = unlimited. */
 	requestsPerMinute?: number;
 	/** Length of the rate-limit window (default 60 000 ms); tests shorten it. */
 	rateLimitWindowMs?: number;
-	/** Default page size of every list (default 20); the `pageSize` query parameter overrides it. */
+	/** Default page size of every list (default 20); the `pageSize` query parameter overrides it (see the variant unnamedQueryParameters). */
 	pageSize?: number;
 	/** Largest page the service serves, whatever `pageSize` asks for (default 100; the spec states none). */
 	maxPageSize?: number;

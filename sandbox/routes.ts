@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { BadRequest, ok, problem, type ApiResponse } from './http';
 import { paginate, parsePageSize, type Ordering, type SortKey } from './pagination';
+import { idView } from './marketplaceIds';
 import { applyLastStory, memberAsUser, storyId } from './seed';
 import type { ChatRoom, InvitationRecord, Member, ProposalRecord, SandboxState, SentMessage, Story } from './types';
 import type { MonotonicClock } from './clock';
@@ -27,17 +28,41 @@ export interface ApiRequest {
 
 type Handler = (ctx: ApiContext, req: ApiRequest, params: string[]) => ApiResponse;
 
-const ROUTES: Array<{ method: string; pattern: RegExp; handler: Handler }> = [
-	{ method: 'GET', pattern: /^\/v1\/agency$/, handler: getAgency },
-	{ method: 'GET', pattern: /^\/v1\/agency\/members$/, handler: listMembers },
-	{ method: 'GET', pattern: /^\/v1\/agency\/invitations$/, handler: listInvitations },
-	{ method: 'GET', pattern: /^\/v1\/agency\/proposals$/, handler: listProposals },
-	{ method: 'GET', pattern: /^\/v1\/agency\/proposals\/([^/]+)$/, handler: getProposal },
-	{ method: 'GET', pattern: /^\/v1\/master-inbox\/rooms$/, handler: listRooms },
-	{ method: 'GET', pattern: /^\/v1\/master-inbox\/rooms\/([^/]+)\/stories$/, handler: listStories },
-	{ method: 'POST', pattern: /^\/v1\/master-inbox\/rooms\/([^/]+)\/stories$/, handler: sendMessage },
-	{ method: 'DELETE', pattern: /^\/v1\/bid-intents\/([^/]+)$/, handler: cancelBidIntent },
+interface Route {
+	method: string;
+	pattern: RegExp;
+	handler: Handler;
+	/** The query parameters the spec names for the endpoint (the stories' `search` is this package's assumption). */
+	named: readonly string[];
+}
+
+const ROUTES: Route[] = [
+	{ method: 'GET', pattern: /^\/v1\/agency$/, handler: getAgency, named: [] },
+	{ method: 'GET', pattern: /^\/v1\/agency\/members$/, handler: listMembers, named: ['role', 'pageCursor'] },
+	{ method: 'GET', pattern: /^\/v1\/agency\/invitations$/, handler: listInvitations, named: ['status', 'pageCursor'] },
+	{ method: 'GET', pattern: /^\/v1\/agency\/proposals$/, handler: listProposals, named: ['status', 'pageCursor', 'updatedSince'] },
+	{ method: 'GET', pattern: /^\/v1\/agency\/proposals\/([^/]+)$/, handler: getProposal, named: [] },
+	{ method: 'GET', pattern: /^\/v1\/master-inbox\/rooms$/, handler: listRooms, named: ['pageCursor', 'pageSize', 'search', 'participants', 'sort', 'clientMessageOnly'] },
+	{ method: 'GET', pattern: /^\/v1\/master-inbox\/rooms\/([^/]+)\/stories$/, handler: listStories, named: ['pageCursor', 'search'] },
+	{ method: 'POST', pattern: /^\/v1\/master-inbox\/rooms\/([^/]+)\/stories$/, handler: sendMessage, named: [] },
+	{ method: 'DELETE', pattern: /^\/v1\/bid-intents\/([^/]+)$/, handler: cancelBidIntent, named: [] },
 ];
+
+/**
+ * The request's query under the variant `unnamedQueryParameters`: as sent ('honoured'), without the
+ * parameters the spec does not name for the route ('ignored'), or a 400 naming them ('rejected').
+ */
+function queryUnderReading(ctx: ApiContext, req: ApiRequest, route: Route): URLSearchParams {
+	const reading = ctx.variants.unnamedQueryParameters;
+	if (reading === 'honoured') return req.query;
+	const unnamed = [...new Set(req.query.keys())].filter((name) => !route.named.includes(name));
+	if (unnamed.length === 0) return req.query;
+	if (reading === 'rejected') {
+		const takes = route.named.length === 0 ? 'takes no query parameters' : `takes ${route.named.join(', ')}`;
+		throw new BadRequest(`Unknown query parameter${unnamed.length > 1 ? 's' : ''} ${unnamed.map((name) => `"${name}"`).join(', ')}: ${req.method} ${req.path} ${takes}.`);
+	}
+	return new URLSearchParams([...req.query].filter(([name]) => route.named.includes(name)));
+}
 
 export function handleApi(ctx: ApiContext, req: ApiRequest): ApiResponse {
 	let pathMatched = false;
@@ -47,7 +72,7 @@ export function handleApi(ctx: ApiContext, req: ApiRequest): ApiResponse {
 		pathMatched = true;
 		if (route.method !== req.method) continue;
 		try {
-			return route.handler(ctx, req, match.slice(1).map(decodeURIComponent));
+			return route.handler(ctx, { ...req, query: queryUnderReading(ctx, req, route) }, match.slice(1).map(decodeURIComponent));
 		} catch (error) {
 			if (error instanceof BadRequest) return problem(400, error.message, req.instance);
 			throw error;
@@ -155,8 +180,9 @@ function getProposal(ctx: ApiContext, req: ApiRequest, [id]: string[]): ApiRespo
 	return record ? ok(record) : problem(404, `Proposal "${id}" was not found.`, req.instance);
 }
 
-function matchesParticipants(room: ChatRoom, wanted: string[]): boolean {
-	return room.roomUsers.some((p) => wanted.some((w) => p.user.id.toLowerCase() === w || (p.user.name ?? '').toLowerCase() === w));
+/** Whether a participant's shown id (see marketplaceIds.ts) or name is one of `wanted`. */
+function matchesParticipants(room: ChatRoom, wanted: string[], shownId: (id: string) => string): boolean {
+	return room.roomUsers.some((p) => wanted.some((w) => shownId(p.user.id).toLowerCase() === w || (p.user.name ?? '').toLowerCase() === w));
 }
 
 function isMember(state: SandboxState, userId: string | undefined): boolean {
@@ -171,20 +197,29 @@ function listRooms(ctx: ApiContext, req: ApiRequest): ApiResponse {
 		.split(',')
 		.map((p) => p.trim().toLowerCase())
 		.filter((p) => p !== '');
+	const view = idView(ctx.state, ctx.variants);
 	const rooms = ctx.state.rooms.filter(
 		(room) =>
 			(search === '' || [room.roomName, room.topic, room.lastStory?.message].some((text) => (text ?? '').toLowerCase().includes(search))) &&
-			(participants.length === 0 || matchesParticipants(room, participants)) &&
+			(participants.length === 0 || matchesParticipants(room, participants, view.userId)) &&
 			(!clientMessageOnly || (room.lastStory !== null && !isMember(ctx.state, room.lastStory.user?.id))),
 	);
 	const by = ctx.variants.roomSort;
 	const ordering: Ordering<ChatRoom> = {
 		binding: `rooms:${sort}:by=${by}`,
 		description: `rooms sorted ${sort} by ${by}`,
-		key: (room) => [(by === 'lastStoryAt' ? room.lastStoryAt : lastClientMessageAt(ctx.state, room)) ?? '', room.roomId],
+		key: (room) => [roomDate(ctx.state, room, by) ?? '', room.roomId],
 		descending: sort === 'date-desc',
 	};
-	return { status: 200, body: paginate(rooms, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req)) };
+	const page = paginate(rooms, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req));
+	return { status: 200, body: { ...page, data: page.data.map(view.room) } };
+}
+
+/** The date a room sorts by under the variant `roomSort`. */
+function roomDate(state: SandboxState, room: ChatRoom, by: SandboxVariants['roomSort']): string | null | undefined {
+	if (by === 'lastStoryAt') return room.lastStoryAt;
+	if (by === 'createdAt') return room.createdAtDateTime;
+	return lastClientMessageAt(state, room);
 }
 
 /** When a non-member (the client) last wrote in the room; an agency member's reply does not count. Stories are kept oldest first. */
@@ -207,7 +242,8 @@ function listStories(ctx: ApiContext, req: ApiRequest, [roomId]: string[]): ApiR
 		key: (s) => [s.createdAt, s.storyId],
 		descending: order === 'newestFirst',
 	};
-	return { status: 200, body: paginate(stories, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req)) };
+	const page = paginate(stories, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req));
+	return { status: 200, body: { ...page, data: page.data.map(idView(ctx.state, ctx.variants).story) } };
 }
 
 function sendMessage(ctx: ApiContext, req: ApiRequest, [roomId]: string[]): ApiResponse {
@@ -229,7 +265,7 @@ function sendMessage(ctx: ApiContext, req: ApiRequest, [roomId]: string[]): ApiR
 	const story = appendStory(ctx.state, room, memberAsUser(member), message, ctx.clock.nowIso());
 	const sent: SentMessage = { storyId: story.storyId, userId: story.userId, userName: story.userName, userPhotoUrl: story.userPhotoUrl, message: story.message, createdAt: story.createdAt, roomId, freelancerUid };
 	ctx.state.messages.push(sent);
-	return ok({ storyId: story.storyId, userId: story.userId, userName: story.userName, userPhotoUrl: story.userPhotoUrl, message: story.message, createdAt: story.createdAt });
+	return ok({ storyId: story.storyId, userId: idView(ctx.state, ctx.variants).userId(story.userId), userName: story.userName, userPhotoUrl: story.userPhotoUrl, message: story.message, createdAt: story.createdAt });
 }
 
 /** Adds a story to a room and makes it the room's lastStory. */

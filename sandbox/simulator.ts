@@ -34,8 +34,11 @@ export class Simulator {
 	intervalMs = DEFAULT_SIMULATOR_INTERVAL_MS;
 	ticks = 0;
 	readonly countsByKind: Partial<Record<ChangeKind, number>> = {};
-	/** The latest changes, each with what it touched, so a watcher can follow it to the sample workflow it starts. */
-	readonly recent: Array<{ kind: ChangeKind; subject: string; at: string }> = [];
+	/**
+	 * The latest changes, each with what it touched and how many (the client messages of one change), so a
+	 * watcher can follow it to the sample workflow it starts.
+	 */
+	readonly recent: Array<{ kind: ChangeKind; subject: string; count: number; at: string }> = [];
 
 	constructor(
 		private readonly core: SandboxCore,
@@ -75,7 +78,7 @@ export class Simulator {
 		const subject = subjectOf(kind, applyChange(this.core, body));
 		this.ticks++;
 		this.countsByKind[kind] = (this.countsByKind[kind] ?? 0) + 1;
-		this.recent.push({ kind, subject, at: new Date().toISOString() });
+		this.recent.push({ kind, subject, count: typeof body.count === 'number' ? body.count : 1, at: new Date().toISOString() });
 		if (this.recent.length > 100) this.recent.shift();
 		return kind;
 	}

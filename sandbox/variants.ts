@@ -6,26 +6,57 @@ import { BadRequest } from './http';
 
 export interface SandboxVariants {
 	/** Which date GET /v1/master-inbox/rooms sorts by (the spec says only "date"). */
-	roomSort: 'lastStoryAt' | 'lastClientMessageAt';
+	roomSort: 'lastStoryAt' | 'lastClientMessageAt' | 'createdAt';
 	/** Order of GET /rooms/{id}/stories (not stated by the spec). */
 	storyOrder: 'newestFirst' | 'oldestFirst';
 	/** Order of GET /v1/agency/invitations (not stated by the spec). */
 	invitationOrder: 'createdAtDesc' | 'createdAtAsc' | 'scrambled';
+	/** What a room's `vendorProposal` ids are: our proposal uid and member uid, or marketplace-side ids (the spec does not relate them). */
+	vendorProposalId: 'proposalUid' | 'marketplaceId';
+	/** What happens to a query parameter the spec does not name for the endpoint: honoured as this sandbox always did, ignored, or a 400. */
+	unnamedQueryParameters: 'honoured' | 'ignored' | 'rejected';
+	/** Under which id a member appears as a marketplace user (room participants, message authors): its member uid or another id. */
+	authorIds: 'memberUid' | 'marketplaceUserId';
 }
 
+/** Every value of every field, the default first. */
 const VARIANT_VALUES: { [F in keyof SandboxVariants]: ReadonlyArray<SandboxVariants[F]> } = {
-	roomSort: ['lastStoryAt', 'lastClientMessageAt'],
+	roomSort: ['lastStoryAt', 'lastClientMessageAt', 'createdAt'],
 	storyOrder: ['newestFirst', 'oldestFirst'],
 	invitationOrder: ['createdAtDesc', 'createdAtAsc', 'scrambled'],
+	vendorProposalId: ['proposalUid', 'marketplaceId'],
+	unnamedQueryParameters: ['honoured', 'ignored', 'rejected'],
+	authorIds: ['memberUid', 'marketplaceUserId'],
 };
 
-export const DEFAULT_VARIANTS: SandboxVariants = { roomSort: 'lastStoryAt', storyOrder: 'newestFirst', invitationOrder: 'createdAtDesc' };
+export const DEFAULT_VARIANTS: SandboxVariants = {
+	roomSort: 'lastStoryAt',
+	storyOrder: 'newestFirst',
+	invitationOrder: 'createdAtDesc',
+	vendorProposalId: 'proposalUid',
+	unnamedQueryParameters: 'honoured',
+	authorIds: 'memberUid',
+};
 
-/** Every value of every field at least once, the default first: run a test once per entry. */
+/** Every value of every field at least once, the default first: run a test once per entry (readings combined). */
 export const ALL_VARIANTS: SandboxVariants[] = [
 	DEFAULT_VARIANTS,
-	{ roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'createdAtAsc' },
-	{ roomSort: 'lastStoryAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled' },
+	{ roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'createdAtAsc', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'ignored', authorIds: 'marketplaceUserId' },
+	{ roomSort: 'createdAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId' },
+];
+
+export interface SingleReading {
+	/** 'default', or the one field that differs from it, e.g. 'roomSort=createdAt'. */
+	label: string;
+	variants: SandboxVariants;
+}
+
+/** The default, then each non-default value alone on top of it: run a test once per entry to see which reading it fails under. */
+export const SINGLE_READINGS: SingleReading[] = [
+	{ label: 'default', variants: DEFAULT_VARIANTS },
+	...Object.entries(VARIANT_VALUES).flatMap(([field, values]) =>
+		values.slice(1).map((value) => ({ label: `${field}=${value}`, variants: { ...DEFAULT_VARIANTS, [field]: value } })),
+	),
 ];
 
 /** Checks a partial set of variants from outside (a control request, an option, an env value); throws BadRequest. */

@@ -3,8 +3,10 @@
  *
  * Builds the package, starts the sandbox (the service's local twin), installs a pinned n8n on first
  * use, installs this package into it as a community package, imports a credential and the sample
- * workflows of `workflows/`, publishes them, starts n8n, points the sandbox's webhooks at n8n's
- * production URLs and only then starts the sandbox's activity simulator. Ctrl-C stops everything.
+ * workflows of `workflows/`, publishes them but for the reply samples other than the webhook
+ * auto-reply (each reply sample answers every client message: one published, one reply), starts
+ * n8n, points the sandbox's webhooks at the production URLs of the published workflows and only then
+ * starts the sandbox's activity simulator. Ctrl-C stops everything.
  *
  * `npm start -- --queue` (or AGENCY_INBOX_QUEUE=1) runs the same in n8n's queue mode, as
  * `npm run test:queue` does: a throwaway Postgres and Redis, a main (the editor, the polls), two
@@ -23,6 +25,7 @@ import {
 	SAMPLE_SANDBOX_PORT,
 	buildPackage,
 	demoChatModel,
+	demoPublishedSamples,
 	installIntoN8n,
 	loadSampleWorkflows,
 	pollEverySeconds,
@@ -30,8 +33,9 @@ import {
 	sandboxCredential,
 	triggerWebhooks,
 	usesPollingTrigger,
+	type TriggerWebhook,
 } from './n8n/agencyInbox';
-import { ensureN8n, startN8n, type CredentialToImport, type RunningN8n, type WorkflowToImport } from './n8n/harness';
+import { ensureN8n, publishedWorkflowIds, startN8n, type CredentialToImport, type RunningN8n, type WorkflowToImport } from './n8n/harness';
 import { SELECTED_N8N_VERSION, n8nCacheRoot, readInstallation } from './n8n/install';
 import { missingQueuePackages, runsAsRoot, startQueueTopology, type QueueProcess } from './n8n/queue';
 import { stopOnExit } from './stopOnExit';
@@ -95,11 +99,19 @@ async function main(): Promise<void> {
 		queueMode ? { ...sandboxKey, data: { ...sandboxKey.data, processesSharingKey: QUEUE_WORKERS + 1 } } : sandboxKey,
 		...(chatModel ? [chatModel.credential] : []),
 	];
-	const setup = queueMode ? await startQueueMode(credentials, workflows) : await startOneN8n(credentials, workflows);
+	const publish = demoPublishedSamples(workflows).map((workflow) => workflow.id);
+	const setup = queueMode ? await startQueueMode(credentials, workflows, publish) : await startOneN8n(credentials, workflows, publish);
 
-	const webhooks = await triggerWebhooks(setup.webhookOrigin, workflows);
+	// What n8n has published, not what was asked: a later start keeps what its user switched in the editor.
+	const publishedIds = await publishedWorkflowIds(setup.editor);
+	const samples = {
+		published: workflows.filter((workflow) => publishedIds.includes(workflow.id)),
+		unpublished: workflows.filter((workflow) => !publishedIds.includes(workflow.id)),
+	};
+	const webhooks = await triggerWebhooks(setup.webhookOrigin, samples.published);
 	await registerWebhookEndpoints(sandbox.origin, webhooks.map((webhook) => webhook.productionUrl));
-	printGuide(setup, sandbox.origin, workflows, webhooks.map((webhook) => `${webhook.workflowName}: ${webhook.productionUrl}`), Date.now() - startedAt);
+	const laterWebhooks = await triggerWebhooks(setup.webhookOrigin, samples.unpublished);
+	printGuide(setup, sandbox.origin, samples, webhooks, laterWebhooks, Date.now() - startedAt);
 	// Not earlier: a change is delivered only to the endpoints registered when it happens (as by the
 	// service), so the first changes, one of each kind, would start no sample workflow.
 	sandbox.startSimulator(SIMULATOR_INTERVAL_MS);
@@ -114,8 +126,8 @@ function exitUnlessQueueServicesInstalled(): void {
 }
 
 /** One n8n on SQLite in the cache's demo user folder, kept between starts: the editor, webhooks, polls and runs. */
-async function startOneN8n(credentials: CredentialToImport[], workflows: WorkflowToImport[]): Promise<RunningN8nSetup> {
-	await installIntoN8n({ userFolder, n8nVersion, credentials, workflows, publish: workflows.map((workflow) => workflow.id), log: say });
+async function startOneN8n(credentials: CredentialToImport[], workflows: WorkflowToImport[], publish: string[]): Promise<RunningN8nSetup> {
+	await installIntoN8n({ userFolder, n8nVersion, credentials, workflows, publish, log: say });
 	say(`starting n8n ${n8nVersion} on port ${n8nPort}`);
 	const n8n = await shutdown.whenStarted(startN8n({ userFolder, port: n8nPort, env: DEMO_N8N_ENV }), (started) => started.stop());
 	return {
@@ -127,7 +139,7 @@ async function startOneN8n(credentials: CredentialToImport[], workflows: Workflo
 }
 
 /** n8n's queue mode, started as `npm run test:queue` starts it; its database is thrown away on stop. */
-async function startQueueMode(credentials: CredentialToImport[], workflows: WorkflowToImport[]): Promise<RunningN8nSetup> {
+async function startQueueMode(credentials: CredentialToImport[], workflows: WorkflowToImport[], publish: string[]): Promise<RunningN8nSetup> {
 	const workDir = makeTempDir('start-queue');
 	say(`queue mode: Postgres, Redis and n8n ${n8nVersion} (a main, ${QUEUE_WORKERS} workers, a webhook process) in ${workDir}`);
 	const topology = await shutdown.whenStarted(
@@ -136,7 +148,7 @@ async function startQueueMode(credentials: CredentialToImport[], workflows: Work
 			n8nVersion,
 			credentials,
 			workflows,
-			publish: workflows.map((workflow) => workflow.id),
+			publish,
 			workers: QUEUE_WORKERS,
 			mainPort: n8nPort,
 			webhookPorts: [webhookPort],
@@ -169,8 +181,14 @@ function describeProcess(name: string, where: string, role: string, logFile: str
 	return [`${name.padEnd(10)} ${where.padEnd(24)} ${role}`, `${' '.repeat(11)}log: ${logFile}`];
 }
 
-function printGuide(setup: RunningN8nSetup, sandboxOrigin: string, workflows: Array<{ id: string; name: string; nodes: object[] }>, webhookLines: string[], elapsedMs: number): void {
+interface SampleSets {
+	published: WorkflowToImport[];
+	unpublished: WorkflowToImport[];
+}
+
+function printGuide(setup: RunningN8nSetup, sandboxOrigin: string, samples: SampleSets, webhooks: TriggerWebhook[], laterWebhooks: TriggerWebhook[], elapsedMs: number): void {
 	const { editor } = setup;
+	const describeSample = (workflow: WorkflowToImport) => `  - ${workflow.name}${usesPollingTrigger(workflow) ? ' (polls every 15 s)' : ''}`;
 	const lines = [
 		'',
 		`Ready in ${(elapsedMs / 1000).toFixed(1)} s.`,
@@ -184,10 +202,19 @@ function printGuide(setup: RunningN8nSetup, sandboxOrigin: string, workflows: Ar
 		...setup.notes.map((note) => `  ${note}`),
 		'',
 		'Published sample workflows (Overview -> Workflows; each run shows under Executions):',
-		...workflows.map((workflow) => `  - ${workflow.name}${usesPollingTrigger(workflow) ? ' (polls every 15 s)' : ''}`),
+		...samples.published.map(describeSample),
+		...(samples.unpublished.length > 0 ? ['', 'Imported, not published:', ...samples.unpublished.map(describeSample)] : []),
+		'',
+		'The reply samples each answer every client message, so one is published: one reply per message.',
+		'To try another, open the published one in the editor and click Unpublish, then open the other and click',
+		'Publish (n8n 1.x: the Active toggle); the polling one answers at its next poll.',
+		...laterWebhooks.flatMap((webhook) => [
+			`Once "${webhook.workflowName}" is published, register its webhook with the sandbox:`,
+			`  curl -X POST ${sandboxOrigin}/_sandbox/webhook-endpoints -H 'content-type: application/json' -d '{"url":"${webhook.productionUrl}"}'`,
+		]),
 		'',
 		'Webhooks registered with the sandbox (signed, into the production URLs):',
-		...webhookLines.map((line) => `  - ${line}`),
+		...webhooks.map((webhook) => `  - ${webhook.workflowName}: ${webhook.productionUrl}`),
 		'',
 		`The sandbox's activity simulator starts now: one change every ${SIMULATOR_INTERVAL_MS / 1000} s, the first ${FIRST_ROUND.length} one of each kind.`,
 		'What to look at while it makes changes:',

@@ -9,7 +9,6 @@ import { invitationDescription } from './resources/invitation';
 import { memberDescription } from './resources/member';
 import { messageDescription } from './resources/message';
 import { proposalDescription } from './resources/proposal';
-import { executeThroughPipeline } from './shared/declarativeRequest';
 
 export class AgencyInbox implements INodeType {
 	description: INodeTypeDescription = {
@@ -29,8 +28,8 @@ export class AgencyInbox implements INodeType {
 			baseURL: '={{ $credentials.baseUrl.replace(/\\/+$/, "") }}',
 			headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
 		},
-		// Every operation sets send.paginate, so every request of this node runs through the pipeline.
-		requestOperations: { pagination: executeThroughPipeline },
+		// Every operation's routing comes from throughPipeline (shared/declarativeRequest.ts), so every
+		// request of this node runs through the pipeline.
 		properties: [
 			{
 				displayName: 'Resource',

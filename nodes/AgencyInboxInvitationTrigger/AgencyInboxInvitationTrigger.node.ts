@@ -1,18 +1,21 @@
 import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
-import { MAIN_CONNECTION } from '../shared/n8nVersions';
 import { agencyInboxApiRequest } from '../shared/transport';
+import { triggerDescription } from '../shared/triggerDescription';
 import { invitationTriggerProperties } from './description';
-import type { FetchInvitationsPage, InvitationChange, InvitationPage, InvitationTriggerOn } from './pollInvitations';
+import type { InvitationChange } from './pollInvitations';
 import { bootstrapInvitations, pollInvitations } from './pollInvitations';
 import type { InvitationTriggerState } from './state';
 import { isOlderInvitationState, loadInvitationState, saveInvitationState } from './state';
+import type { FetchInvitationsPage, InvitationPage, InvitationTriggerOn } from './types';
 
 function invitationsFetcher(context: IPollFunctions): FetchInvitationsPage {
 	return async (pageCursor) =>
 		(await agencyInboxApiRequest.call(context, 'GET', '/v1/agency/invitations', {
-			qs: { pageSize: '100', ...(pageCursor ? { pageCursor } : {}) },
+			qs: pageCursor ? { pageCursor } : {},
+			// The spec names no page size for this list: sent for economy, dropped if the service refuses it.
+			optionalQs: { pageSize: '100' },
 		})) as unknown as InvitationPage;
 }
 
@@ -23,18 +26,13 @@ function toItem(change: InvitationChange): INodeExecutionData {
 
 export class AgencyInboxInvitationTrigger implements INodeType {
 	description: INodeTypeDescription = {
+		...triggerDescription({ polling: true }),
 		displayName: 'Agency Inbox Invitation Trigger',
 		name: 'agencyInboxInvitationTrigger',
 		icon: { light: 'file:../../icons/agencyInbox.svg', dark: 'file:../../icons/agencyInbox.dark.svg' },
-		group: ['trigger'],
-		version: 1,
 		subtitle: '={{ { new: "New invitations", both: "New and changed invitations", statusChanged: "Invitation status changes" }[$parameter["triggerOn"]] }}',
 		description: 'Starts the workflow when the agency is invited to a job, or an invitation changes status (polling)',
 		defaults: { name: 'Agency Inbox Invitation Trigger' },
-		polling: true,
-		inputs: [],
-		outputs: [MAIN_CONNECTION],
-		credentials: [{ name: 'agencyInboxApi', required: true }],
 		properties: invitationTriggerProperties,
 	};
 

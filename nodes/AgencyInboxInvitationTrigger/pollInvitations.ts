@@ -1,20 +1,7 @@
 import type { CanContinue } from '../shared/guardedPoll';
-import { nextCursorToFollow } from '../shared/pagination';
+import { pagesOf } from '../shared/pagination';
 import type { InvitationTriggerState } from './state';
-
-export interface InvitationRecord {
-	invite: { uid: string; createdAt?: string; status?: string; result?: string; [key: string]: unknown };
-	[key: string]: unknown;
-}
-
-export interface InvitationPage {
-	data: InvitationRecord[];
-	meta?: { nextCursor?: string | null };
-}
-
-export type FetchInvitationsPage = (pageCursor: string | undefined) => Promise<InvitationPage>;
-
-export type InvitationTriggerOn = 'new' | 'statusChanged' | 'both';
+import type { FetchInvitationsPage, InvitationRecord, InvitationTriggerOn } from './types';
 
 export interface InvitationChange {
 	trigger: 'new' | 'statusChanged';
@@ -42,24 +29,37 @@ function parseSeen(seen: string): { createdAt: string; status: string; result: s
 	return { createdAt: seen.slice(0, space), status: seen.slice(space + 1, slash), result: seen.slice(slash + 1) };
 }
 
-/** Every invitation of the list, page by page, until the end or the poll's time is up. */
-async function readList(fetchPage: FetchInvitationsPage, canContinue: CanContinue): Promise<InvitationRecord[]> {
+/** What one poll read of the list: its invitations, and where the list goes on when time ran out first. */
+interface ListRead {
+	records: InvitationRecord[];
+	resumeAt?: string;
+}
+
+/** The invitations of the list from `startCursor` (none: the top), page by page, until the end or the poll's time is up. */
+async function readList(fetchPage: FetchInvitationsPage, canContinue: CanContinue, startCursor?: string): Promise<ListRead> {
 	const records: InvitationRecord[] = [];
-	const cursorsUsed = new Set<string>();
-	let cursor: string | undefined;
-	do {
-		const page = await fetchPage(cursor);
+	for await (const { page, next } of pagesOf(fetchPage, startCursor)) {
 		for (const record of page.data ?? []) if (typeof record?.invite?.uid === 'string') records.push(record);
-		cursor = nextCursorToFollow(page, cursorsUsed);
-		if (cursor === undefined) return records;
-		cursorsUsed.add(cursor);
-	} while (canContinue());
-	return records;
+		if (next !== undefined && !canContinue()) return { records, resumeAt: next };
+	}
+	return { records };
+}
+
+/** Where a poll resumes the list; a cursor the service no longer takes (400) starts it again from the top. */
+async function readFrom(fetchPage: FetchInvitationsPage, canContinue: CanContinue, resumeAt: string | undefined): Promise<ListRead> {
+	if (resumeAt === undefined) return await readList(fetchPage, canContinue);
+	const resumed = await readList(fetchPage, canContinue, resumeAt).then(
+		(read) => ({ read }),
+		(failure: unknown) => ({ failure }),
+	);
+	if ('read' in resumed) return resumed.read;
+	if (String((resumed.failure as { httpCode?: unknown })?.httpCode) !== '400') throw resumed.failure;
+	return await readList(fetchPage, canContinue);
 }
 
 /** The first poll: every invitation listed now is history. */
 export async function bootstrapInvitations(fetchPage: FetchInvitationsPage): Promise<InvitationTriggerState> {
-	const records = await readList(fetchPage, () => true);
+	const { records } = await readList(fetchPage, () => true);
 	return { seq: 1, seen: Object.fromEntries(records.map((record) => [record.invite.uid, seenAs(record)])) };
 }
 
@@ -67,7 +67,8 @@ export async function bootstrapInvitations(fetchPage: FetchInvitationsPage): Pro
  * One poll. The spec states no order for the invitation list and no time of a status change, so a
  * new invitation may appear on any page and a changed one stays where it was: every poll reads the
  * whole list and compares it with the invitations seen before, by uid. A poll that runs out of time
- * emits what its pages showed; the rest is found by the next poll. An invitation the list stops
+ * emits what its pages showed, and the next poll goes on from there, so a list longer than one poll
+ * can read is still read to its end (then the next poll starts at the top). An invitation the list stops
  * showing stays remembered (an answer that briefly lists nothing must not make the whole list new).
  */
 export async function pollInvitations(
@@ -75,7 +76,7 @@ export async function pollInvitations(
 	fetchPage: FetchInvitationsPage,
 	options: { triggerOn: InvitationTriggerOn; canContinue: CanContinue },
 ): Promise<{ state: InvitationTriggerState; changes: InvitationChange[] }> {
-	const records = await readList(fetchPage, options.canContinue);
+	const { records, resumeAt } = await readFrom(fetchPage, options.canContinue, state.resumeAt);
 	const seen: Record<string, string> = { ...state.seen };
 	const changes: InvitationChange[] = [];
 	for (const record of records) {
@@ -90,5 +91,5 @@ export async function pollInvitations(
 	}
 	const wanted = changes.filter((change) => options.triggerOn === 'both' || change.trigger === options.triggerOn);
 	wanted.sort((a, b) => Date.parse(a.record.invite.createdAt ?? '') - Date.parse(b.record.invite.createdAt ?? '') || 0);
-	return { state: { seq: state.seq + 1, seen: newestKept(seen) }, changes: wanted };
+	return { state: { seq: state.seq + 1, seen: newestKept(seen), ...(resumeAt === undefined ? {} : { resumeAt }) }, changes: wanted };
 }

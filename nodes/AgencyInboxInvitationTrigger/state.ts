@@ -5,12 +5,14 @@ export interface InvitationTriggerState {
 	seq: number;
 	/** Every invitation the list showed, by uid: its creation time, status and result as last seen ("createdAt status/result"). */
 	seen: Record<string, string>;
+	/** Where the list goes on, when the last poll ran out of time before its end. */
+	resumeAt?: string;
 }
 
 export function loadInvitationState(staticData: IDataObject): InvitationTriggerState | undefined {
 	const stored = staticData.invitations as unknown as InvitationTriggerState | undefined;
 	if (!stored || typeof stored.seq !== 'number' || typeof stored.seen !== 'object' || stored.seen === null) return undefined;
-	return { seq: stored.seq, seen: stored.seen };
+	return { seq: stored.seq, seen: stored.seen, ...(typeof stored.resumeAt === 'string' ? { resumeAt: stored.resumeAt } : {}) };
 }
 
 export const isOlderInvitationState = (stored: InvitationTriggerState | undefined, than: InvitationTriggerState) => !stored || stored.seq < than.seq;

@@ -1,7 +1,9 @@
 import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
-import { MAIN_CONNECTION } from '../shared/n8nVersions';
+import { triggerDescription } from '../shared/triggerDescription';
+import type { AgencyMember } from '../shared/roomPeople';
+import { isAgencyAuthor } from '../shared/roomPeople';
 import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../shared/transport';
 import { clientMessageItem } from './clientMessageItem';
 import { messageTriggerProperties } from './description';
@@ -9,41 +11,63 @@ import type { ClientMessage } from './pollMessages';
 import { bootstrapMessages, pollMessages } from './pollMessages';
 import type { MessageTriggerState } from './state';
 import { isOlderMessageState, loadMessageState, saveMessageState } from './state';
-import type { FetchRoomsPage, FetchStoriesPage, ListPage, LoadMemberIds, RoomRow, StoryRow } from './types';
+import type { FetchProposal, FetchRoomsPage, FetchStoriesPage, LoadMembers, Page, ProposalRow, RoomRow, StoryRow } from './types';
 
 /** Rooms per page: an idle poll reads one page, and a burst across up to this many rooms costs no second one. */
 const ROOMS_PAGE_SIZE = '25';
+/** Page sizes the spec does not name a parameter for: sent for economy, dropped if the service refuses them. */
 const MESSAGES_PAGE_SIZE = '50';
+const MEMBERS_PAGE_SIZE = '100';
 
 function roomsFetcher(context: IPollFunctions): FetchRoomsPage {
 	return async (pageCursor) =>
 		(await agencyInboxApiRequest.call(context, 'GET', '/v1/master-inbox/rooms', {
 			qs: { sort: 'date-desc', pageSize: ROOMS_PAGE_SIZE, ...(pageCursor ? { pageCursor } : {}) },
-		})) as unknown as ListPage<RoomRow>;
+		})) as unknown as Page<RoomRow>;
 }
 
 function storiesFetcher(context: IPollFunctions): FetchStoriesPage {
 	return async (roomId, pageCursor) =>
 		(await agencyInboxApiRequest.call(context, 'GET', `/v1/master-inbox/rooms/${encodeURIComponent(roomId)}/stories`, {
-			qs: { pageSize: MESSAGES_PAGE_SIZE, ...(pageCursor ? { pageCursor } : {}) },
-		})) as unknown as ListPage<StoryRow>;
+			qs: pageCursor ? { pageCursor } : {},
+			optionalQs: { pageSize: MESSAGES_PAGE_SIZE },
+		})) as unknown as Page<StoryRow>;
 }
 
-function memberIdsLoader(context: IPollFunctions): LoadMemberIds {
-	return async () => {
-		const members = await agencyInboxApiPaginate.call(context, '/v1/agency/members', { pageSize: '100' });
-		return new Set(members.map((member) => String(member.uid)));
+function membersLoader(context: IPollFunctions): LoadMembers {
+	return async () => (await agencyInboxApiPaginate.call(context, '/v1/agency/members', { optionalQs: { pageSize: MEMBERS_PAGE_SIZE } })) as unknown as AgencyMember[];
+}
+
+const statusOf = (error: unknown) => Number((error as { httpCode?: unknown } | undefined)?.httpCode);
+
+/**
+ * The spec defines no error for an id that is not a proposal's uid: a 404, but also a 400 (an id of
+ * another form) or 422 says the service has no such proposal. Other failures (401, 403, 429 after the
+ * pipeline's wait, 5xx after its retries) say nothing about the id: they fail the poll, which the next
+ * poll repeats from the same state.
+ */
+const meansNoSuchProposal = (error: unknown) => [400, 404, 410, 422].includes(statusOf(error));
+
+function proposalFetcher(context: IPollFunctions): FetchProposal {
+	return async (id) => {
+		const answer = await agencyInboxApiRequest.call(context, 'GET', `/v1/agency/proposals/${encodeURIComponent(id)}`).then(
+			(envelope) => ({ record: envelope.data as unknown as ProposalRow | undefined }),
+			(failure: unknown) => ({ failure }),
+		);
+		if ('record' in answer) return answer.record;
+		if (meansNoSuchProposal(answer.failure)) return undefined;
+		throw answer.failure;
 	};
 }
 
-/** Fetch Test Event: the newest room whose last message is a client's, as that message. */
+/** Fetch Test Event: the newest room whose last message is a client's, as that message (no proposal lookup). */
 async function sampleMessage(context: IPollFunctions): Promise<ClientMessage | undefined> {
 	const page = await roomsFetcher(context)(undefined);
-	const memberIds = await memberIdsLoader(context)();
+	const members = await membersLoader(context)();
 	for (const room of page.data ?? []) {
-		const last = room.lastStory as (RoomRow['lastStory'] & { message?: string; user?: { id?: string; name?: string | null; photoUrl?: string | null } | null }) | null | undefined;
+		const last = room.lastStory;
 		const authorId = last?.user?.id;
-		if (!last?.storyId || !authorId || memberIds.has(authorId)) continue;
+		if (!last?.storyId || !authorId) continue;
 		const story: StoryRow = {
 			storyId: last.storyId,
 			userId: authorId,
@@ -52,25 +76,20 @@ async function sampleMessage(context: IPollFunctions): Promise<ClientMessage | u
 			message: last.message ?? '',
 			createdAt: last.createdDateTime ?? room.lastStoryAt ?? '',
 		};
-		return { room, story };
+		if (!isAgencyAuthor(story, room, members)) return { room, story, proposal: null, agencyMembers: [] };
 	}
 	return undefined;
 }
 
 export class AgencyInboxMessageTrigger implements INodeType {
 	description: INodeTypeDescription = {
+		...triggerDescription({ polling: true }),
 		displayName: 'Agency Inbox Message Trigger',
 		name: 'agencyInboxMessageTrigger',
 		icon: { light: 'file:../../icons/agencyInbox.svg', dark: 'file:../../icons/agencyInbox.dark.svg' },
-		group: ['trigger'],
-		version: 1,
 		subtitle: 'New client messages (polling)',
 		description: 'Starts the workflow when a client writes in a Master Inbox chat room (polling, no public URL needed)',
 		defaults: { name: 'Agency Inbox Message Trigger' },
-		polling: true,
-		inputs: [],
-		outputs: [MAIN_CONNECTION],
-		credentials: [{ name: 'agencyInboxApi', required: true }],
 		properties: messageTriggerProperties,
 	};
 
@@ -91,7 +110,8 @@ export class AgencyInboxMessageTrigger implements INodeType {
 					const outcome = await pollMessages(state, {
 						fetchRooms,
 						fetchStories: storiesFetcher(this),
-						loadMemberIds: memberIdsLoader(this),
+						loadMembers: membersLoader(this),
+						fetchProposal: proposalFetcher(this),
 						canContinue: pagingDeadline(this),
 					});
 					return { state: outcome.state, changes: outcome.messages };

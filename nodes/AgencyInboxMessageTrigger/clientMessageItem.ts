@@ -1,19 +1,35 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import type { AgencyMember } from '../shared/roomPeople';
 import type { ClientMessage } from './pollMessages';
+import type { RoomProposal } from './roomProposal';
+import { unconfirmedProposalNotice } from './roomProposal';
+
+const person = (member: AgencyMember) => ({ uid: member.uid, name: member.name ?? null });
+
+/**
+ * The agency member to reply as: the proposal's freelancer where the room's proposal is known and they
+ * take part in the room, else the first agency member taking part, else the proposal's freelancer.
+ */
+function replyAs(proposal: RoomProposal | null, agencyMembers: AgencyMember[]): { uid: string; name: string | null } | null {
+	const freelancer = proposal?.freelancer;
+	const taking = agencyMembers.find((member) => member.uid === freelancer?.uid) ?? agencyMembers[0];
+	if (taking) return person(taking);
+	return freelancer ?? null;
+}
 
 /**
  * One new client message as an item. `event`, `timestamp` and `payload` have the shape of the
  * Agency Inbox Trigger's `chat.message.sent` item, so a workflow can switch between the webhook and
  * this trigger without changing its next nodes; the rest tells more than the webhook does.
  */
-export function clientMessageItem({ room, story }: ClientMessage): IDataObject {
-	const proposalUid = typeof room.vendorProposal?.id === 'string' && room.vendorProposal.id !== '' ? room.vendorProposal.id : null;
+export function clientMessageItem({ room, story, proposal, agencyMembers }: ClientMessage): IDataObject {
+	const notice = proposal === null ? unconfirmedProposalNotice(room) : undefined;
 	return {
 		event: 'chat.message.sent',
 		timestamp: story.createdAt,
 		payload: {
-			proposal: proposalUid === null ? null : { uid: proposalUid },
+			proposal: proposal === null ? null : { uid: proposal.uid },
 			message: { text: story.message },
 			chat: { id: room.roomId },
 		},
@@ -29,7 +45,10 @@ export function clientMessageItem({ room, story }: ClientMessage): IDataObject {
 			name: room.roomName ?? null,
 			topic: room.topic ?? null,
 			client: room.organization?.name ?? null,
-			proposalUid,
+			proposalUid: proposal?.uid ?? null,
+			agencyMembers: agencyMembers.map(person),
+			replyAs: replyAs(proposal, agencyMembers),
 		},
+		...(notice ? { notice } : {}),
 	};
 }

@@ -1,6 +1,6 @@
 import type { Mark } from '../shared/marks';
 import { higherMark, isAfter, timeOf } from '../shared/marks';
-import { nextCursorToFollow } from '../shared/pagination';
+import { pagesOf } from '../shared/pagination';
 import type { FetchStoriesPage, StoryRow } from './types';
 
 /** Whether a page lists newer messages before older ones (the spec does not state the order). */
@@ -26,10 +26,7 @@ export async function readMessagesAfter(fetchPage: FetchStoriesPage, roomId: str
 	const newer = new Map<string, StoryRow>();
 	const ids = new Set<string>();
 	let newest: Mark | undefined;
-	const cursorsUsed = new Set<string>();
-	let cursor: string | undefined;
-	do {
-		const page = await fetchPage(roomId, cursor);
+	for await (const { page } of pagesOf((pageCursor) => fetchPage(roomId, pageCursor))) {
 		const stories = (page.data ?? []).filter((story) => typeof story?.storyId === 'string' && !Number.isNaN(timeOf(story.createdAt)));
 		let reachedTaken = false;
 		for (const story of stories) {
@@ -39,9 +36,7 @@ export async function readMessagesAfter(fetchPage: FetchStoriesPage, roomId: str
 			else reachedTaken = true;
 		}
 		if (reachedTaken && isNewestFirst(stories)) break;
-		cursor = nextCursorToFollow(page, cursorsUsed);
-		if (cursor !== undefined) cursorsUsed.add(cursor);
-	} while (cursor !== undefined);
+	}
 	const messages = [...newer.values()].sort((a, b) => timeOf(a.createdAt) - timeOf(b.createdAt));
 	return { messages, newest, ids };
 }

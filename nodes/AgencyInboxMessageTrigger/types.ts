@@ -1,14 +1,16 @@
-/** The parts of the service's records this trigger reads (spec: Chat room, Story, Agency member). */
+/** The parts of the service's records this trigger reads (spec: Chat room, Story, Agency member, Proposal record). */
+import type { ListPage } from '../shared/pagination';
+import type { AgencyMember, RoomPeople, UserIds } from '../shared/roomPeople';
 
-export interface RoomRow {
+export interface RoomRow extends RoomPeople {
 	roomId: string;
 	roomName?: string | null;
 	topic?: string | null;
 	lastStoryId?: string | null;
 	lastStoryAt?: string | null;
-	lastStory?: { storyId?: string; createdDateTime?: string | null } | null;
+	lastStory?: { storyId?: string; message?: string; user?: UserIds & { photoUrl?: string | null }; createdDateTime?: string | null } | null;
 	vendorProposal?: { id?: string } | null;
-	organization?: { id?: string | null; name?: string | null } | null;
+	createdAtDateTime?: string | null;
 }
 
 export interface StoryRow {
@@ -21,12 +23,18 @@ export interface StoryRow {
 	attachments?: unknown[];
 }
 
-export interface ListPage<T> {
-	data: T[];
-	meta?: { nextCursor?: string | null };
+export interface ProposalRow {
+	proposal?: { uid?: string; chatRoomId?: string | null };
+	freelancer?: { uid?: string; name?: string } | null;
 }
 
-export type FetchRoomsPage = (pageCursor: string | undefined) => Promise<ListPage<RoomRow>>;
-export type FetchStoriesPage = (roomId: string, pageCursor: string | undefined) => Promise<ListPage<StoryRow>>;
-/** The ids of the agency's members; loaded at most once per poll, and only by a poll that reads messages. */
-export type LoadMemberIds = () => Promise<ReadonlySet<string>>;
+export interface Page<T> extends ListPage {
+	data: T[];
+}
+
+export type FetchRoomsPage = (pageCursor: string | undefined) => Promise<Page<RoomRow>>;
+export type FetchStoriesPage = (roomId: string, pageCursor: string | undefined) => Promise<Page<StoryRow>>;
+/** The agency's members; loaded at most once per poll, and only by a poll that reads messages. */
+export type LoadMembers = () => Promise<AgencyMember[]>;
+/** One proposal by id (GET /v1/agency/proposals/{id}); undefined when the service has none under that id (404, or a 400 or 422 refusing the id). */
+export type FetchProposal = (id: string) => Promise<ProposalRow | undefined>;

@@ -7,15 +7,15 @@ import type {
 } from 'n8n-workflow';
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
-import { MAIN_CONNECTION } from '../shared/n8nVersions';
+import { triggerDescription } from '../shared/triggerDescription';
 import { agencyInboxApiRequest, simplifyProposal } from '../shared/transport';
 import type { ChangeFilters, TriggerOn } from './classify';
 import { proposalTriggerProperties } from './description';
 import type { ProposalChange } from './pollChanges';
 import { findSampleChange, pollChanges } from './pollChanges';
 import type { FetchProposalPage, ProposalPage } from './types';
-import type { TriggerState } from './watermark';
-import { bootstrapState, isOlderState, loadState, saveState } from './watermark';
+import type { ProposalTriggerState } from './state';
+import { bootstrapProposalState, isOlderProposalState, loadProposalState, saveProposalState } from './state';
 
 function proposalPageFetcher(context: IPollFunctions): FetchProposalPage {
 	return async (query) =>
@@ -31,18 +31,13 @@ function toItem(change: ProposalChange, simplify: boolean): INodeExecutionData {
 
 export class AgencyInboxProposalTrigger implements INodeType {
 	description: INodeTypeDescription = {
+		...triggerDescription({ polling: true }),
 		displayName: 'Agency Inbox Proposal Trigger',
 		name: 'agencyInboxProposalTrigger',
 		icon: { light: 'file:../../icons/agencyInbox.svg', dark: 'file:../../icons/agencyInbox.dark.svg' },
-		group: ['trigger'],
-		version: 1,
 		subtitle: '={{ { both: "New and updated proposals", new: "New proposals", updated: "Updated proposals" }[$parameter["triggerOn"]] }}',
 		description: 'Starts the workflow when an agency proposal is created or updated (status, viewed, replied, hired)',
 		defaults: { name: 'Agency Inbox Proposal Trigger' },
-		polling: true,
-		inputs: [],
-		outputs: [MAIN_CONNECTION],
-		credentials: [{ name: 'agencyInboxApi', required: true }],
 		properties: proposalTriggerProperties,
 	};
 
@@ -60,13 +55,13 @@ export class AgencyInboxProposalTrigger implements INodeType {
 			return sample ? [[toItem(sample, simplify)]] : null;
 		}
 
-		const changes = await runGuardedPoll<TriggerState, ProposalChange>(
+		const changes = await runGuardedPoll<ProposalTriggerState, ProposalChange>(
 			this,
 			{
-				load: loadState,
-				save: saveState,
-				isOlder: isOlderState,
-				bootstrap: () => bootstrapState(new Date()),
+				load: loadProposalState,
+				save: saveProposalState,
+				isOlder: isOlderProposalState,
+				bootstrap: () => bootstrapProposalState(new Date()),
 				poll: async (state) => await pollChanges(state, fetchPage, { ...filters, status, canContinue: pagingDeadline(this) }),
 			},
 			'Agency Inbox Proposal Trigger',

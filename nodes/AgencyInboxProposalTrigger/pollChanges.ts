@@ -1,11 +1,11 @@
-import { nextCursorToFollow } from '../shared/pagination';
 import type { ChangeFilters, ChangeReason } from './classify';
 import { classifyChange, classifySample, passesFilters } from './classify';
 import { sweepProposals } from './sweep';
 import type { FetchProposalPage, ProposalRecord } from './types';
 import type { Mark } from '../shared/marks';
 import { higherMark, isAtOrAbove, isAtOrBelow, lowerMark, timeOf } from '../shared/marks';
-import type { TriggerState } from './watermark';
+import { pagesOf } from '../shared/pagination';
+import type { ProposalTriggerState } from './state';
 
 export interface ProposalChange extends ChangeReason {
 	record: ProposalRecord;
@@ -17,7 +17,7 @@ export interface PollOptions extends ChangeFilters {
 }
 
 export interface PollOutcome {
-	state: TriggerState;
+	state: ProposalTriggerState;
 	/** Changes that pass the filters, oldest change first. */
 	changes: ProposalChange[];
 	requests: number;
@@ -41,7 +41,7 @@ function byUpdatedAtAscending(a: ProposalRecord, b: ProposalRecord): number {
  * row of this sweep, so the next sweep, which starts at this sweep's highest updatedAt, catches it.
  */
 export async function pollChanges(
-	state: TriggerState,
+	state: ProposalTriggerState,
 	fetchPage: FetchProposalPage,
 	options: PollOptions,
 ): Promise<PollOutcome> {
@@ -74,7 +74,7 @@ export async function pollChanges(
 		.sort(byUpdatedAtAscending)
 		.map((record) => ({ record, ...classifyChange(record, previous) }))
 		.filter((change) => passesFilters(change, options));
-	const nextState: TriggerState = sweep.complete
+	const nextState: ProposalTriggerState = sweep.complete
 		? { watermark: top ? higherMark(previous, top) : previous }
 		: { watermark: previous, pending: { cursor: sweep.nextCursor!, top, floor } };
 	return { state: nextState, changes, requests: sweep.requests };
@@ -85,21 +85,16 @@ export async function findSampleChange(
 	fetchPage: FetchProposalPage,
 	options: ChangeFilters & { status?: string },
 ): Promise<ProposalChange | undefined> {
-	const cursorsUsed = new Set<string>();
-	let pageCursor: string | undefined;
-	for (let pageNumber = 0; pageNumber < SAMPLE_PAGES; pageNumber++) {
-		const page = await fetchPage({
-			updatedSince: BEGINNING_OF_TIME,
-			...(options.status ? { status: options.status } : {}),
-			...(pageCursor ? { pageCursor } : {}),
-		});
-		for (const record of page.data) {
+	const pages = pagesOf(async (pageCursor) =>
+		await fetchPage({ updatedSince: BEGINNING_OF_TIME, ...(options.status ? { status: options.status } : {}), ...(pageCursor ? { pageCursor } : {}) }),
+	);
+	let pagesRead = 0;
+	for await (const { page } of pages) {
+		for (const record of page.data ?? []) {
 			const change = { record, ...classifySample(record) };
 			if (passesFilters(change, options)) return change;
 		}
-		pageCursor = nextCursorToFollow(page, cursorsUsed);
-		if (pageCursor === undefined) return undefined;
-		cursorsUsed.add(pageCursor);
+		if (++pagesRead === SAMPLE_PAGES) break;
 	}
 	return undefined;
 }

@@ -1,4 +1,4 @@
-import { nextCursorToFollow } from '../shared/pagination';
+import { pagesOf } from '../shared/pagination';
 import type { FetchProposalPage, ProposalPage, ProposalRecord } from './types';
 
 /** A cursor from another ordering is rejected once per sweep at most; more restarts mean something else is wrong. */
@@ -30,49 +30,42 @@ export function isStaleCursorError(error: unknown): boolean {
 	return String(failure?.httpCode ?? failure?.status ?? '') === '400';
 }
 
-/** The page, or the failure to decide on (restart or pass on). */
-async function settle(request: Promise<ProposalPage>): Promise<{ page: ProposalPage } | { failure: unknown }> {
-	return await request.then(
-		(page) => ({ page }),
-		(failure: unknown) => ({ failure }),
-	);
-}
-
 /** One sweep of GET /v1/agency/proposals?updatedSince=…, newest change first, through every page. */
 export async function sweepProposals(fetchPage: FetchProposalPage, options: SweepOptions): Promise<SweepResult> {
 	const records: ProposalRecord[] = [];
-	const usedCursors = new Set<string>();
-	let cursor = options.startCursor;
 	let restarts = 0;
 	let requests = 0;
-	for (;;) {
-		if (requests > 0 && cursor !== undefined && !options.canContinue()) {
-			return { records, complete: false, nextCursor: cursor, restarted: restarts > 0, requests };
-		}
+	let cursorSent: string | undefined;
+	const fetchSweepPage = async (pageCursor: string | undefined): Promise<ProposalPage> => {
 		requests++;
-		const answer = await settle(
-			fetchPage({
-				updatedSince: options.updatedSince,
-				...(options.status ? { status: options.status } : {}),
-				...(cursor !== undefined ? { pageCursor: cursor } : {}),
-			}),
-		);
-		if ('failure' in answer) {
-			// Spec rule 2: pagination restarts without pageCursor. A 400 without a cursor is a real error,
-			// passed on as the pipeline made it (a NodeApiError with the service's detail).
-			if (cursor === undefined || !isStaleCursorError(answer.failure) || restarts >= MAX_STALE_CURSOR_RESTARTS) {
-				throw answer.failure;
+		cursorSent = pageCursor;
+		return await fetchPage({
+			updatedSince: options.updatedSince,
+			...(options.status ? { status: options.status } : {}),
+			...(pageCursor !== undefined ? { pageCursor } : {}),
+		});
+	};
+	/** Reads from `startCursor` to the end of the ordering, or until the poll's time is up. */
+	const readPages = async (startCursor: string | undefined): Promise<SweepResult> => {
+		for await (const { page, next } of pagesOf(fetchSweepPage, startCursor)) {
+			records.push(...(page.data ?? []));
+			if (next !== undefined && !options.canContinue()) {
+				return { records, complete: false, nextCursor: next, restarted: restarts > 0, requests };
 			}
-			restarts++;
-			cursor = undefined;
-			usedCursors.clear();
-			continue;
 		}
-		const { page } = answer;
-		records.push(...page.data);
-		const next = nextCursorToFollow(page, usedCursors);
-		if (next === undefined) return { records, complete: true, restarted: restarts > 0, requests };
-		usedCursors.add(next);
-		cursor = next;
+		return { records, complete: true, restarted: restarts > 0, requests };
+	};
+	let startCursor = options.startCursor;
+	for (;;) {
+		const outcome = await readPages(startCursor).then(
+			(result) => ({ result }),
+			(failure: unknown) => ({ failure }),
+		);
+		if ('result' in outcome) return outcome.result;
+		// Spec rule 2: pagination restarts without pageCursor. A 400 without a cursor is a real error,
+		// passed on as the pipeline made it (a NodeApiError with the service's detail).
+		if (cursorSent === undefined || !isStaleCursorError(outcome.failure) || restarts >= MAX_STALE_CURSOR_RESTARTS) throw outcome.failure;
+		restarts++;
+		startCursor = undefined;
 	}
 }

@@ -21,7 +21,7 @@ import { budgetKeyFor, RollingWindowBudget, shareOfBudget } from './requestBudge
 import { runOrderOf, type RunContext } from './runOrder';
 
 export { toNodeApiError } from './errors';
-export { collectRecords, nextCursorToFollow } from './pagination';
+export { collectRecords, pagesOf } from './pagination';
 export type { Envelope, FetchPage } from './pagination';
 export { budgetKeyFor } from './requestBudget';
 export { simplifyProposal } from './simplifyProposal';
@@ -262,26 +262,76 @@ export function withPageCursor(options: IHttpRequestOptions, pageCursor: string 
 	return { ...options, qs: { ...(options.qs ?? {}), pageCursor } };
 }
 
+/**
+ * Query parameters the service refused, per API key and endpoint, for the life of the process. Only
+ * parameters sent for economy (the spec does not name them for that endpoint, e.g. `pageSize` on the
+ * member list) land here: the node is correct without them.
+ */
+const refusedParameters = new Map<string, Set<string>>();
+
+/** Only for tests: send every optional parameter again. */
+export function forgetRefusedParameters(): void {
+	refusedParameters.clear();
+}
+
+/** An endpoint whatever record it names: /v1/master-inbox/rooms/{id}/stories. */
+const endpointOf = (method: string, path: string) => `${method} ${path.replace(/(\/(?:rooms|proposals|bid-intents)\/)[^/]+/g, '$1{id}')}`;
+
+const isBadRequest = (error: unknown) => String((error as { httpCode?: unknown } | undefined)?.httpCode ?? '') === '400';
+
+/** The parameters among `names` that a refusal names (its message or the service's detail); all of them if it names none. */
+function namedIn(error: unknown, names: string[]): string[] {
+	const failure = error as { message?: string; description?: string | null };
+	const text = `${failure?.message ?? ''} ${failure?.description ?? ''}`;
+	const named = names.filter((name) => text.includes(name));
+	return named.length > 0 ? named : names;
+}
+
+export interface ApiRequest {
+	qs?: IDataObject;
+	body?: IDataObject;
+	/**
+	 * Query parameters sent for economy only, where the spec does not name them (a page size). A 400
+	 * to a request carrying them is answered by sending it again without them; if that succeeds, the
+	 * parameters the 400 named (all, if it named none) are not sent to that endpoint again.
+	 */
+	optionalQs?: IDataObject;
+}
+
 /** For programmatic nodes (triggers, list search): one request, the parsed envelope back. */
 export async function agencyInboxApiRequest(
-	this: PipelineContext,
+	this: PipelineContext & { logger?: { warn(message: string): void } },
 	method: IHttpRequestMethods,
 	path: string,
-	{ qs, body }: { qs?: IDataObject; body?: IDataObject } = {},
+	{ qs, body, optionalQs = {} }: ApiRequest = {},
 ): Promise<Envelope> {
-	return await requestEnvelope(this, { method, url: path, qs, body });
+	const credentials = await this.getCredentials<AgencyInboxCredentials>(CREDENTIAL_TYPE);
+	const endpoint = `${budgetKeyFor(credentials.apiKey, normalizeBaseUrl(credentials.baseUrl))} ${endpointOf(method, path)}`;
+	const refused = refusedParameters.get(endpoint) ?? new Set<string>();
+	const optional = Object.keys(optionalQs).filter((name) => !refused.has(name));
+	const withOptional = { ...Object.fromEntries(optional.map((name) => [name, optionalQs[name]])), ...qs };
+	const first = await requestEnvelope(this, { method, url: path, qs: withOptional, body }).then(
+		(answer) => ({ answer }),
+		(failure: unknown) => ({ failure }),
+	);
+	if ('answer' in first) return first.answer;
+	if (optional.length === 0 || !isBadRequest(first.failure)) throw first.failure;
+	const answer = await requestEnvelope(this, { method, url: path, qs, body });
+	for (const name of namedIn(first.failure, optional)) refused.add(name);
+	refusedParameters.set(endpoint, refused);
+	this.logger?.warn(`Agency Inbox: the service refused ${[...refused].join(', ')} on ${endpointOf(method, path)}; no longer sent there (the service's own page size applies)`);
+	return answer;
 }
 
 /** For programmatic nodes: every record of a list (up to `limit`), following the cursors. */
 export async function agencyInboxApiPaginate(
-	this: PipelineContext,
+	this: PipelineContext & { logger?: { warn(message: string): void } },
 	path: string,
-	qs: IDataObject = {},
+	{ qs = {}, optionalQs }: Pick<ApiRequest, 'qs' | 'optionalQs'> = {},
 	limit = Infinity,
 ): Promise<IDataObject[]> {
-	const firstPage: IHttpRequestOptions = { method: 'GET', url: path, qs };
 	return await collectRecords(
-		async (pageCursor) => await requestEnvelope(this, withPageCursor(firstPage, pageCursor)),
+		async (pageCursor) => await agencyInboxApiRequest.call(this, 'GET', path, { qs: { ...qs, ...(pageCursor ? { pageCursor } : {}) }, optionalQs }),
 		limit,
 	);
 }

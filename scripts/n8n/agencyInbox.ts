@@ -214,6 +214,23 @@ export async function loadSampleWorkflows(options: SampleWorkflowOptions): Promi
 	return workflows;
 }
 
+/**
+ * The sample `npm start` publishes of those that reply to a client's chat message: the webhook
+ * auto-reply (workflows/chat-auto-reply.json). Each reply sample answers every client message, so
+ * with two published a client would get two replies.
+ */
+export const DEMO_REPLY_SAMPLE_ID = 'aiSampleChatFlw1';
+
+/** Whether a workflow sends chat messages (an Agency Inbox node's Message → Send): one of the reply samples. */
+export function sendsMessages(workflow: { nodes: object[] }): boolean {
+	return (workflow.nodes as WorkflowNode[]).some((node) => node.type === NODE_TYPES.action && node.parameters.resource === 'message' && node.parameters.operation === 'send');
+}
+
+/** The samples `npm start` publishes: every sample but the reply samples other than DEMO_REPLY_SAMPLE_ID, which it imports unpublished. */
+export function demoPublishedSamples<Workflow extends { id: string; nodes: object[] }>(workflows: Workflow[]): Workflow[] {
+	return workflows.filter((workflow) => !sendsMessages(workflow) || workflow.id === DEMO_REPLY_SAMPLE_ID);
+}
+
 export interface WorkflowNode {
 	id: string;
 	name: string;

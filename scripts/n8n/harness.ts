@@ -73,21 +73,29 @@ export interface PreparedPackage {
 }
 
 /**
+ * Binds a user folder to an n8n version and encryption key (and variables) on first call, with no
+ * package in it: for installing one the way users do, from n8n's Community Nodes screen.
+ */
+export async function bindUserFolder(options: Omit<PrepareUserFolderOptions, 'packageDir'>): Promise<void> {
+	const userFolder = path.resolve(options.userFolder);
+	await fs.mkdir(path.join(userFolder, '.n8n'), { recursive: true });
+	const settingsFile = path.join(userFolder, SETTINGS_FILE);
+	if (existsSync(settingsFile)) return;
+	const settings: UserFolderSettings = {
+		n8nVersion: options.n8nVersion ?? DEFAULT_N8N_VERSION,
+		encryptionKey: randomBytes(24).toString('base64url'),
+		...(options.env && { env: options.env }),
+	};
+	await fs.writeFile(settingsFile, JSON.stringify(settings, null, '\t') + '\n');
+}
+
+/**
  * Installs the `npm pack` of packageDir into the user folder as n8n installs community packages,
  * replacing an earlier copy; binds the folder to an n8n version and encryption key on first call.
  */
 export async function prepareUserFolder(options: PrepareUserFolderOptions): Promise<PreparedPackage> {
 	const userFolder = path.resolve(options.userFolder);
-	await fs.mkdir(path.join(userFolder, '.n8n'), { recursive: true });
-	const settingsFile = path.join(userFolder, SETTINGS_FILE);
-	if (!existsSync(settingsFile)) {
-		const settings: UserFolderSettings = {
-			n8nVersion: options.n8nVersion ?? DEFAULT_N8N_VERSION,
-			encryptionKey: randomBytes(24).toString('base64url'),
-			...(options.env && { env: options.env }),
-		};
-		await fs.writeFile(settingsFile, JSON.stringify(settings, null, '\t') + '\n');
-	}
+	await bindUserFolder(options);
 
 	const packDir = await fs.mkdtemp(path.join(os.tmpdir(), 'n8n-harness-pack-'));
 	try {
@@ -521,16 +529,25 @@ interface PublicationStatus {
 	triggers: Array<{ nodeId: string; status: string; errorMessage: string | null }>;
 }
 
+/** The workflows n8n has published (active), as its editor lists them. */
+async function listPublishedWorkflows(url: string, headers: Record<string, string>): Promise<Array<{ id: string; name: string }>> {
+	const response = await fetch(`${url}/rest/workflows?filter=${encodeURIComponent(JSON.stringify({ active: true }))}`, { headers });
+	if (!response.ok) throw new Error(`listing workflows failed: ${response.status} ${await response.text()}`);
+	return ((await response.json()) as { data: Array<{ id: string; name: string }> }).data;
+}
+
+/** The ids of the workflows a running n8n has published: what `npm start` imported, or what its user changed since. */
+export async function publishedWorkflowIds(n8n: RunningN8n): Promise<string[]> {
+	return (await listPublishedWorkflows(n8n.url, n8n.restHeaders)).map((workflow) => workflow.id);
+}
+
 /**
  * n8n 2.x activates published workflows in the background after start (its publication service);
  * the editor's own publication-status endpoint says when each one is live or why it failed.
  * n8n 1.x has no such endpoint and activates before it prints its ready line.
  */
 async function waitForPublishedWorkflows(url: string, headers: Record<string, string>, timeoutMs: number): Promise<void> {
-	const listResponse = await fetch(`${url}/rest/workflows?filter=${encodeURIComponent(JSON.stringify({ active: true }))}`, { headers });
-	if (!listResponse.ok) throw new Error(`listing workflows failed: ${listResponse.status} ${await listResponse.text()}`);
-	const { data: workflows } = (await listResponse.json()) as { data: Array<{ id: string; name: string }> };
-	for (const workflow of workflows) {
+	for (const workflow of await listPublishedWorkflows(url, headers)) {
 		let latest: PublicationStatus | undefined;
 		await waitUntil(async () => {
 			const response = await fetch(`${url}/rest/workflows/${workflow.id}/publication-status`, { headers });

@@ -96,7 +96,7 @@ export function n8nMajorVersion(n8nVersion: string): number {
 }
 
 /** Dependency pins some n8n versions need to install from the registry alone. */
-function overridesFor(n8nVersion: string): Record<string, string> {
+export function overridesFor(n8nVersion: string): Record<string, string> {
 	// n8n 1.x depends on an xlsx tarball from a download site rather than the registry.
 	return n8nMajorVersion(n8nVersion) < 2 ? { xlsx: '0.18.5' } : {};
 }
@@ -201,7 +201,7 @@ async function runInstall(version: string, log: Log): Promise<N8nInstallation> {
 	);
 
 	step(4, `verifying n8n --version and the native addons under Node ${nodeVersion}`);
-	const reported = await captureOutput(installation.nodeBinary, [installation.n8nBin, '--version'], installDir, npmEnv);
+	const reported = await runN8nCheck(installation, ['--version'], npmEnv);
 	if (!reported.split(/\s+/).includes(version)) {
 		throw new Error(`n8n --version printed "${reported.trim()}", expected ${version}; see ${logFile}`);
 	}
@@ -227,10 +227,24 @@ interface RunLoggedOptions {
 /** Whether n8n's start script refuses the installed Node (1.27 accepts only 18 and 20, 1.49 up to 22); `--help` runs that check. */
 async function refusesNode(installation: N8nInstallation, env: NodeJS.ProcessEnv): Promise<boolean> {
 	try {
-		await captureOutput(installation.nodeBinary, [installation.n8nBin, '--help'], installation.installDir, env);
+		await runN8nCheck(installation, ['--help'], env);
 		return false;
 	} catch (error) {
 		return /is currently not supported by n8n/.test(error.message);
+	}
+}
+
+/**
+ * Runs one of the installer's checks (`n8n --help`, `n8n --version`) and returns its output. n8n's
+ * CLI creates its user folder (`~/.n8n` unless N8N_USER_FOLDER says otherwise) even for these; on a
+ * user's machine that folder is their own n8n, so the checks get a throwaway one.
+ */
+export async function runN8nCheck(installation: N8nInstallation, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+	const userFolder = await fs.mkdtemp(path.join(os.tmpdir(), 'n8n-install-check-'));
+	try {
+		return await captureOutput(installation.nodeBinary, [installation.n8nBin, ...args], installation.installDir, { ...env, N8N_USER_FOLDER: userFolder });
+	} finally {
+		await fs.rm(userFolder, { recursive: true, force: true });
 	}
 }
 

@@ -208,6 +208,8 @@ export const proposalTriggerItem = z.strictObject({
 	...proposalRecord.shape,
 });
 
+const agencyMemberRef = z.strictObject({ uid: z.string().describe("the member's uid (Send Message's Freelancer)"), name: nullableString });
+
 /**
  * A new client message from the Message Trigger: `event`, `timestamp` and `payload` as the webhook
  * trigger's `chat.message.sent` item (so the same next nodes work), then the message, its author and
@@ -217,7 +219,10 @@ export const messageTriggerItem = z.strictObject({
 	event: z.literal('chat.message.sent'),
 	timestamp: z.string().describe("the message's createdAt (ISO-8601 date-time)"),
 	payload: z.strictObject({
-		proposal: z.strictObject({ uid: z.string() }).nullable().describe("the room's linked proposal (its vendorProposal.id)"),
+		proposal: z
+			.strictObject({ uid: z.string() })
+			.nullable()
+			.describe("the room's proposal, where the service confirms it (the proposal named by the room's vendorProposal.id has this room as its chatRoomId); else null"),
 		message: z.strictObject({ text: z.string() }),
 		chat: z.strictObject({ id: z.string().describe('the room id') }),
 	}),
@@ -228,8 +233,13 @@ export const messageTriggerItem = z.strictObject({
 		name: nullableString,
 		topic: nullableString,
 		client: nullableString.describe("the room's organization name"),
-		proposalUid: nullableString,
+		proposalUid: nullableString.describe('payload.proposal.uid, or null'),
+		agencyMembers: z.array(agencyMemberRef).describe('the agency members taking part in the room'),
+		replyAs: agencyMemberRef
+			.nullable()
+			.describe("whom to reply as: the proposal's freelancer where the room's proposal is confirmed, else the first agency member taking part in the room"),
 	}),
+	notice: z.string().optional().describe("why payload.proposal is null although the room names a proposal (the service does not confirm it as this room's)"),
 });
 
 /** A new or changed invitation from the Invitation Trigger: why it fired, what the list showed before, the record. */

@@ -1,8 +1,10 @@
 /**
  * The documentation links the package ships (codex files, the credential's documentationUrl) and the
- * links of the README and docs/ pages, resolved to files of this repository and checked there: the
- * file must exist and the anchor must be one GitHub renders for that file's headings. No network.
+ * links of every Markdown file of the repository, resolved to files of this repository and checked
+ * there: the file must exist and the anchor must be one GitHub renders for that file's headings. No
+ * network.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -96,18 +98,16 @@ export function packageDocLinks(): DocLink[] {
 	return links;
 }
 
-/** The README and every Markdown page under docs/, repository-relative. */
-export function documentationPages(): string[] {
-	const pages = ['README.md'];
-	const walk = (folder: string) => {
-		for (const entry of fs.readdirSync(path.join(REPO_ROOT, folder), { withFileTypes: true })) {
-			const relative = path.posix.join(folder, entry.name);
-			if (entry.isDirectory()) walk(relative);
-			else if (entry.name.endsWith('.md')) pages.push(relative);
-		}
-	};
-	walk('docs');
-	return pages;
+/** The repository's files, repository-relative: tracked, and new ones git does not ignore. */
+export function repositoryFiles(): string[] {
+	const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard'], { cwd: REPO_ROOT, encoding: 'utf8' });
+	// A tracked file deleted in the working tree is gone.
+	return listed.split('\n').filter((file) => file !== '' && fs.existsSync(path.join(REPO_ROOT, file)));
+}
+
+/** Every Markdown file of the repository (README, docs/, sandbox/, scripts/, test/ ...). */
+export function markdownFiles(): string[] {
+	return repositoryFiles().filter((file) => file.endsWith('.md'));
 }
 
 export type Resolved = { external: true } | { external: false; file: string; anchor?: string };
@@ -122,8 +122,10 @@ export function resolveLink(target: string, fromFile: string, repository = repos
 	if (address.startsWith(repository)) {
 		const rest = address.slice(repository.length);
 		if (rest === '' || rest === '/') return { external: false, file: 'README.md', anchor };
+		// A version's changes and release (CHANGELOG.md): pages of a tag, which exists once it is released.
+		if (/^\/(?:compare|releases)\//.test(rest)) return { external: true };
 		const inTree = /^\/(?:blob|tree)\/[^/]+\/(.+?)\/?$/.exec(rest);
-		// Any other page of the repository on GitHub (issues, releases) names no file here: an error.
+		// Any other page of the repository on GitHub (issues, wiki) names no file here: an error.
 		return inTree ? { external: false, file: decodeURI(inTree[1]), anchor } : { external: false, file: `<not a file of the repository: ${address}>`, anchor };
 	}
 	if (/^[a-z][a-z0-9+.-]*:/i.test(address) || address.startsWith('//')) return { external: true };
@@ -146,7 +148,7 @@ export function problemWith(resolved: Resolved, anchorsByFile: (file: string) =>
 	return anchorsByFile(resolved.file).has(resolved.anchor) ? undefined : `no heading #${resolved.anchor} in ${resolved.file}`;
 }
 
-/** Every broken documentation link of the package, README and docs/, as "source -> target: problem". */
+/** Every broken documentation link of the package and the Markdown files, as "source -> target: problem". */
 export function brokenDocLinks(): { checked: number; broken: string[] } {
 	const anchorCache = new Map<string, Set<string>>();
 	const anchorsByFile = (file: string) => {
@@ -155,7 +157,7 @@ export function brokenDocLinks(): { checked: number; broken: string[] } {
 	};
 	const links = [
 		...packageDocLinks().map((link) => ({ link, fromFile: 'README.md' })),
-		...documentationPages().flatMap((page) =>
+		...markdownFiles().flatMap((page) =>
 			markdownLinks(fs.readFileSync(path.join(REPO_ROOT, page), 'utf8'), page).map((link) => ({ link, fromFile: page })),
 		),
 	];

@@ -1,10 +1,12 @@
 /**
  * Every documentation link the package ships points where it says: the Docs links of the editor
  * (codex primaryDocumentation, credentialDocumentation), the credential's documentationUrl, and the
- * links between the README and docs/ pages, down to the heading. Files are checked in this
- * repository and anchors with GitHub's heading rules; no network.
+ * links of every Markdown file of the repository, down to the heading. Files are checked in this
+ * repository and anchors with GitHub's heading rules; no network. And no code comment or Markdown
+ * text names a repository file that does not exist.
  */
-import { anchorsOf, brokenDocLinks, headingText, markdownLinks, packageDocLinks, problemWith, repositoryUrl, resolveLink } from './docLinks';
+import { anchorsOf, brokenDocLinks, headingText, markdownFiles, markdownLinks, packageDocLinks, problemWith, repositoryUrl, resolveLink } from './docLinks';
+import { commentsOf, fileReferencesIn, missingFileReferences, missingFrom } from './fileReferences';
 
 describe("GitHub's heading anchors", () => {
 	it('lowercases, drops punctuation but - and _, turns spaces into - and numbers duplicates', () => {
@@ -37,6 +39,12 @@ describe('resolving links to repository files', () => {
 		expect(resolveLink('https://www.npmjs.com/package/playwright-core', 'README.md', repository)).toEqual({ external: true });
 	});
 
+	it("takes the CHANGELOG's version pages (compare, releases) as pages of GitHub, other pages of the repository as errors", () => {
+		expect(resolveLink(`${repository}/compare/v0.1.0...HEAD`, 'CHANGELOG.md', repository)).toEqual({ external: true });
+		expect(resolveLink(`${repository}/releases/tag/v0.1.0`, 'CHANGELOG.md', repository)).toEqual({ external: true });
+		expect(resolveLink(`${repository}/issues`, 'README.md', repository)).toMatchObject({ external: false, file: expect.stringContaining('not a file of the repository') });
+	});
+
 	it('reports a missing file, a missing heading and an anchor into a file that has no headings', () => {
 		const anchors = () => new Set(['credentials']);
 		expect(problemWith({ external: false, file: 'docs/nowhere.md' }, anchors)).toBe('no file docs/nowhere.md in the repository');
@@ -46,7 +54,7 @@ describe('resolving links to repository files', () => {
 	});
 });
 
-describe('the documentation links of the package, the README and docs/', () => {
+describe('the documentation links of the package and of every Markdown file', () => {
 	it("reads the editor's Docs links of all five nodes and the credential's, all into this repository", () => {
 		const links = packageDocLinks();
 		expect(links.map((link) => link.source).sort()).toEqual([
@@ -65,10 +73,67 @@ describe('the documentation links of the package, the README and docs/', () => {
 		expect(links.every((link) => link.target.startsWith(`${repositoryUrl()}#`) || link.target.startsWith(`${repositoryUrl()}/`))).toBe(true);
 	});
 
+	it('reads every Markdown file of the repository, not only the README and docs/', () => {
+		expect(markdownFiles()).toEqual(expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/sandbox.md', 'sandbox/README.md', 'scripts/n8n/NOTES.md']));
+	});
+
 	it('point at files and headings that exist', () => {
 		const { checked, broken } = brokenDocLinks();
 		expect(broken).toEqual([]);
 		// The README alone links to its sections and docs/ pages dozens of times.
+		expect(checked).toBeGreaterThan(50);
+	});
+});
+
+describe('file names in code comments and Markdown text', () => {
+	it('reads comments as the compiler does: not strings, regular expressions or template literals', () => {
+		const code = [
+			"const a = '// GONE.md'; // see README.md",
+			'/** Beside docs/sandbox.md. */',
+			'const b = /\\/\\/ NOPE.md/;',
+			'const c = `${a} // NOPE.md`;',
+		].join('\n');
+		expect(commentsOf('x.ts', code)).toEqual([
+			{ text: '// see README.md', line: 1 },
+			{ text: '/** Beside docs/sandbox.md. */', line: 2 },
+		]);
+	});
+
+	it('checks Markdown names, paths from a top-level folder and relative paths; not bare names of other files or paths into other repositories', () => {
+		const files = ['README.md', 'docs/sandbox.md', 'nodes/shared/transport.ts', 'nodes/AgencyInbox/resources/agency/get.ts', 'sandbox/index.ts'];
+		const fromFile = 'nodes/AgencyInbox/resources/agency/index.ts';
+		const comment = [
+			'// DESIGN.md, README.md, sandbox.md, docs/gone.md; nodes/shared/transport.ts, nodes/shared/gone.ts;',
+			'// ./get.ts, ./gone.ts, ../../../../README.md; transport.ts, packages/cli/src/live-webhooks.ts,',
+			'// nodes/package.json, dist/nodes/<Class>/<Class>.node.js, https://github.com/o/r/blob/main/GONE.md',
+		].join('\n');
+		const isMissing = missingFrom(files);
+		const verdicts = fileReferencesIn(fromFile, comment).map((reference) => [reference.name, isMissing(reference)]);
+		expect(verdicts).toEqual([
+			['DESIGN.md', true],
+			['README.md', false],
+			['sandbox.md', false],
+			['docs/gone.md', true],
+			['nodes/shared/transport.ts', false],
+			['nodes/shared/gone.ts', true],
+			['./get.ts', false],
+			['./gone.ts', true],
+			['../../../../README.md', false],
+			['transport.ts', undefined],
+			['packages/cli/src/live-webhooks.ts', undefined],
+			['nodes/package.json', undefined],
+		]);
+	});
+
+	it('in Markdown, reads the text and code, and leaves link targets to the link check', () => {
+		const markdown = 'See `sandbox/gone.ts` and [the sandbox](docs/gone.md).\n\n```bash\nnode scripts/gone.ts\n```';
+		expect(fileReferencesIn('README.md', markdown).map(({ source, name }) => `${source} ${name}`)).toEqual(['README.md:1 sandbox/gone.ts', 'README.md:4 scripts/gone.ts']);
+	});
+
+	it('name only files that exist', () => {
+		const { checked, missing } = missingFileReferences();
+		expect(missing).toEqual([]);
+		// The README and the code comments name files of the repository dozens of times.
 		expect(checked).toBeGreaterThan(50);
 	});
 });

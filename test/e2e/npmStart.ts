@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 
 import { REPO_ROOT } from '../../scripts/n8n/agencyInbox';
-import { getJson, waitFor } from './support';
+import { getJson, sleep, waitFor } from './support';
 
 export interface NpmStart {
 	/** Everything it printed so far. */
@@ -92,14 +92,13 @@ export function processesIn(dir: string): string[] {
 
 interface SimulatorStatus {
 	ticks: number;
-	recent: Array<{ kind: string; subject: string; at: string }>;
+	/** The latest 20 changes: the room of a client message (`count` messages), the bid intent, the proposal, ... */
+	recent: Array<{ kind: string; subject: string; count: number; at: string }>;
 }
 
 /** Seconds from "Ready" until each sample workflow had run on its first change. */
 export interface FirstRuns {
 	autoReply: number;
-	/** The polling auto-reply (workflows/chat-auto-reply-polling.json), at its next poll. */
-	pollingReply: number;
 	bidCancelled: number;
 	crmRow: number;
 }
@@ -107,8 +106,7 @@ export interface FirstRuns {
 /**
  * The simulator's first changes after "Ready" are a client message, a scheduled bid and a new
  * proposal (8, 16 and 24 s in, at npm start's interval); each must reach n8n at the first attempt
- * and run its sample: an auto-reply in that room (from the webhook sample, and from the polling one
- * at its next poll), that bid intent cancelled, that proposal in the CRM.
+ * and run its sample: an auto-reply in that room, that bid intent cancelled, that proposal in the CRM.
  */
 export async function expectFirstChangesToRunEverySample(npmStart: NpmStart): Promise<FirstRuns> {
 	const control = npmStart.sandboxControl;
@@ -127,9 +125,8 @@ export async function expectFirstChangesToRunEverySample(npmStart: NpmStart): Pr
 	const firstMessageRoom = change(0, 'clientMessage');
 	const replyIn = (roomId: string, start: string) => async () =>
 		(await read<Array<{ roomId: string; message: string }>>('messages')).some((sent) => sent.roomId === roomId && sent.message.startsWith(start));
-	const [autoReply, pollingReply, bidCancelled, crmRow] = await Promise.all([
+	const [autoReply, bidCancelled, crmRow] = await Promise.all([
 		firstMessageRoom.then((roomId) => sampleRun(`an auto-reply in ${roomId}`, replyIn(roomId, 'Thanks for your message'))),
-		firstMessageRoom.then((roomId) => sampleRun(`a polling auto-reply in ${roomId}`, replyIn(roomId, 'Thanks for writing!'))),
 		change(1, 'scheduleBid').then((bidId) =>
 			sampleRun(`${bidId} to be cancelled`, async () => (await read<Array<{ id: string; status: string }>>('bid-intents')).some((intent) => intent.id === bidId && intent.status === 'cancelled')),
 		),
@@ -144,5 +141,32 @@ export async function expectFirstChangesToRunEverySample(npmStart: NpmStart): Pr
 		const firstAttempts = deliveries.filter((delivery) => delivery.messageId === firstMessage && delivery.attempt === 1);
 		expect({ type, statuses: firstAttempts.map((delivery) => delivery.status) }).toEqual({ type, statuses: endpoints.map(() => 200) });
 	}
-	return { autoReply, pollingReply, bidCancelled, crmRow };
+	return { autoReply, bidCancelled, crmRow };
+}
+
+/**
+ * One reply per client message: the simulator runs `watchMs` after "Ready" (its first client message
+ * 8 s in, random ones from 64 s on) and is then stopped; `settleMs` later, when every published
+ * sample had time to answer (a polling one at its next poll, every 15 s), each room the simulator
+ * wrote in holds as many replies (messages sent through Send Message) as it got client messages, and
+ * no other room holds one. Returns the client messages counted.
+ */
+export async function expectOneReplyPerClientMessage(npmStart: NpmStart, watchMs = 70_000, settleMs = 30_000): Promise<number> {
+	const control = npmStart.sandboxControl;
+	await sleep(Math.max(0, npmStart.readyAt + watchMs - Date.now()));
+	const response = await fetch(`${control}/simulator`, { method: 'DELETE' });
+	if (!response.ok) throw new Error(`stopping the simulator: ${response.status} ${await response.text()}`);
+	const simulator = (await response.json()) as SimulatorStatus;
+	expect(simulator.recent).toHaveLength(simulator.ticks); // every change since the start is in `recent`
+	await sleep(settleMs);
+	const clientMessagesByRoom: Record<string, number> = {};
+	for (const change of simulator.recent.filter((candidate) => candidate.kind === 'clientMessage')) {
+		clientMessagesByRoom[change.subject] = (clientMessagesByRoom[change.subject] ?? 0) + change.count;
+	}
+	const repliesByRoom: Record<string, number> = {};
+	for (const sent of (await getJson<{ data: Array<{ roomId: string }> }>(`${control}/messages`)).data) {
+		repliesByRoom[sent.roomId] = (repliesByRoom[sent.roomId] ?? 0) + 1;
+	}
+	expect(repliesByRoom).toEqual(clientMessagesByRoom);
+	return Object.values(clientMessagesByRoom).reduce((sum, count) => sum + count, 0);
 }

@@ -26,7 +26,19 @@ const MESSAGE_POLL_SKIPPED = 'Agency Inbox Message Trigger: poll skipped, the pr
 const INVITATION_POLL_SKIPPED = 'Agency Inbox Invitation Trigger: poll skipped, the previous poll of this trigger is still running';
 /** n8n's debug line at start when its durable scheduler is off (the default). */
 const DURABLE_SCHEDULER_OFF = 'Durable scheduler is inactive on this instance';
-const NON_DEFAULT_VARIANTS: SandboxVariants = { roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled' };
+/**
+ * The harshest readings of the spec's open points together: rooms in order of creation (a message moves no
+ * room), messages oldest first, invitations in no time order, a room's proposal under a marketplace id,
+ * page sizes the spec does not name refused (400), members writing under marketplace user ids.
+ */
+const NON_DEFAULT_VARIANTS: SandboxVariants = {
+	roomSort: 'createdAt',
+	storyOrder: 'oldestFirst',
+	invitationOrder: 'scrambled',
+	vendorProposalId: 'marketplaceId',
+	unnamedQueryParameters: 'rejected',
+	authorIds: 'marketplaceUserId',
+};
 const INVITATION_STATES = ['pending', 'accepted', 'declined'] as const;
 /** The seed's rooms come first in the sandbox's list; rooms opened later follow. */
 const SEEDED_ROOMS = 60;

@@ -70,3 +70,28 @@ export async function startScriptedModel(script: (request: ChatRequest) => Scrip
 
 /** Whether the request already carries tool results (the model's turn after its tool calls). */
 export const hasToolResults = (request: ChatRequest) => request.messages.some((message) => message.role === 'tool');
+
+/** The content the model received for its nth tool call, parsed. */
+export function toolResultOf(request: ChatRequest, index: number): unknown {
+	const message = request.messages.find((candidate) => candidate.role === 'tool' && candidate.tool_call_id === toolCallId(index));
+	return JSON.parse(message?.content ?? 'null');
+}
+
+/** The reply draftingModel writes about a job. */
+export const replyAbout = (jobTitle: string) => `Thank you for your message about "${jobTitle}". We will confirm the start date today.`;
+
+/**
+ * Like a model that follows the AI sample's instructions (workflows/ai-chat-reply.json): first reads
+ * the proposal and the room named in the prompt, then drafts a reply from what the tools returned
+ * (the job's title).
+ */
+export function draftingModel(request: ChatRequest): ScriptedAnswer {
+	if (!hasToolResults(request)) {
+		const prompt = request.messages.find((message) => message.role === 'user')?.content ?? '';
+		const [proposalId] = /prop-\d+/.exec(prompt) ?? [''];
+		const [roomId] = /room-\d+/.exec(prompt) ?? [''];
+		return { toolCalls: [{ name: 'get_proposal', args: { proposalId } }, { name: 'get_room_messages', args: { roomId } }] };
+	}
+	const [proposal] = toolResultOf(request, 0) as Array<{ job: { title: string } }>;
+	return { text: replyAbout(proposal.job.title) };
+}

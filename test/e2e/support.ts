@@ -88,15 +88,25 @@ export interface ExecutionSummary {
 	finished?: boolean;
 }
 
-/** The executions n8n recorded for a workflow, newest first (the editor's own REST endpoint, 100 a page at most). */
+/**
+ * The executions n8n recorded for a workflow, newest first (the editor's own REST endpoint, 100 a page
+ * at most). n8n 2.41 pages by the `nextCursor` it answers and refuses `lastId`, which older n8n pages by.
+ */
 export async function listExecutions(n8nUrl: string, headers: Record<string, string>, workflowId: string): Promise<ExecutionSummary[]> {
 	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
 	const executions: ExecutionSummary[] = [];
+	let next = '';
 	for (;;) {
-		const before = executions.length ? `&lastId=${executions[executions.length - 1].id}` : '';
-		const answer = await getJson<{ data: { results: ExecutionSummary[] } }>(`${n8nUrl}/rest/executions?filter=${filter}&limit=100${before}`, headers);
-		executions.push(...answer.data.results);
-		if (answer.data.results.length < 100) return executions;
+		const answer = await getJson<{ data: { results: ExecutionSummary[]; nextCursor?: string | null } }>(`${n8nUrl}/rest/executions?filter=${filter}&limit=100${next}`, headers);
+		const { results, nextCursor } = answer.data;
+		executions.push(...results);
+		if (nextCursor !== undefined) {
+			if (!nextCursor) return executions;
+			next = `&cursor=${encodeURIComponent(nextCursor)}`;
+		} else {
+			if (results.length < 100) return executions;
+			next = `&lastId=${results[results.length - 1].id}`;
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import type {
 	ICredentialDataDecryptedObject,
 	ICredentialsDecrypted,
 	ICredentialType,
+	IConnections,
 	IDataObject,
 	IExecuteData,
 	IHttpRequestOptions,
@@ -32,12 +33,14 @@ import type {
 	IWebhookData,
 	IWebhookResponseData,
 	IWorkflowExecuteAdditionalData,
+	IWorkflowSettings,
 	WorkflowActivateMode,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
 import { createRunExecutionData, ICredentialsHelper, NodeHelpers, Workflow } from 'n8n-workflow';
 
 import { AgencyInboxApi } from '../../credentials/AgencyInboxApi.credentials';
+import { makeTempDir } from '../../scripts/tempDirs';
 import { deduplicationStore } from './deduplicationStore';
 
 export const CREDENTIAL_TYPE = 'agencyInboxApi';
@@ -45,6 +48,10 @@ const PACKAGE = 'n8n-nodes-agency-inbox';
 
 /** Credential data as the user fills it in: unset fields take the credential type's defaults. */
 export type CredentialData = ICredentialDataDecryptedObject;
+
+// n8n-core keeps its instance settings in a user folder it creates on first use, ~/.n8n unless
+// N8N_USER_FOLDER says otherwise (a real user's n8n). jest's globalSetup sets one; the benchmarks get a throwaway one.
+process.env.N8N_USER_FOLDER ||= makeTempDir('n8n');
 
 // n8n's deduplication store, which n8n initialises at start-up.
 deduplicationStore();
@@ -460,4 +467,69 @@ export class TriggerWorkflow {
 		if (!search) throw new Error(`No list search method ${method}`);
 		return await search.call(context, filter, paginationToken);
 	}
+}
+
+/** A workflow as saved (a sample as a user imports it). */
+export interface SavedWorkflow {
+	nodes: INode[];
+	connections: IConnections;
+	settings?: IWorkflowSettings;
+}
+
+export interface SavedWorkflowRun {
+	/** Node types by their full type name; every node of the run needs one (n8n-nodes-base is not installed here). */
+	nodeTypes: Record<string, INodeType | IVersionedNodeType>;
+	credentials: Record<string, CredentialData>;
+	/** The trigger node and the items it handed to n8n (webhook() or poll()). */
+	start: { node: string; items: INodeExecutionData[] };
+	mode: WorkflowExecuteMode;
+	/** Nodes left out with their connections (sticky notes always are). */
+	leaveOut?: string[];
+}
+
+/**
+ * Runs a saved workflow the way n8n runs it once its trigger fired: the trigger node first with the
+ * items it handed over, then every node connected after it, with the saved parameters and expressions.
+ */
+export async function runSavedWorkflow(saved: SavedWorkflow, run: SavedWorkflowRun): Promise<IRun> {
+	const leftOut = new Set([...saved.nodes.filter((node) => node.type === 'n8n-nodes-base.stickyNote').map((node) => node.name), ...(run.leaveOut ?? [])]);
+	const nodes = saved.nodes.filter((node) => !leftOut.has(node.name));
+	const missing = nodes.filter((node) => run.nodeTypes[node.type] === undefined).map((node) => `${node.name} (${node.type})`);
+	if (missing.length > 0) throw new Error(`No node type given for ${missing.join(', ')}`);
+	const connections: IConnections = {};
+	for (const [source, byType] of Object.entries(saved.connections)) {
+		if (leftOut.has(source)) continue;
+		connections[source] = Object.fromEntries(
+			Object.entries(byType).map(([type, outputs]) => [type, outputs.map((targets) => (targets ?? []).filter((target) => !leftOut.has(target.node)))]),
+		);
+	}
+	const workflow = new Workflow({
+		id: 'saved-workflow',
+		nodes,
+		connections,
+		active: true,
+		nodeTypes: {
+			getByName: (name) => run.nodeTypes[name],
+			getByNameAndVersion: (name, version) => NodeHelpers.getVersionedNodeType(run.nodeTypes[name], version),
+			getKnownTypes: () => ({}),
+		},
+		settings: saved.settings ?? {},
+	});
+	const startNode = workflow.getNode(run.start.node);
+	if (!startNode) throw new Error(`No node ${run.start.node} in the workflow`);
+	const hooks = createHooks(run.mode);
+	let finish: (result: IRun) => void = () => {};
+	const finished = new Promise<IRun>((resolve) => (finish = resolve));
+	hooks.addHandler('workflowExecuteAfter', (result) => finish(result));
+	const runExecutionData = createRunExecutionData({
+		executionData: { nodeExecutionStack: [{ node: startNode, data: { main: [run.start.items] }, source: null }] },
+	});
+	await new WorkflowExecute(createAdditionalData(run.credentials, hooks), run.mode, runExecutionData).processRunExecutionData(workflow);
+	return await finished;
+}
+
+/** The items a node of a finished run passed on at its first run (output `output`); undefined when it did not run. */
+export function nodeOutput(run: IRun, node: string, output = 0): IDataObject[] | undefined {
+	const task = run.data.resultData.runData[node]?.[0];
+	return task && (task.data?.main?.[output] ?? []).map((item) => item.json);
 }

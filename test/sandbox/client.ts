@@ -1,5 +1,5 @@
 /** A tiny HTTP client for the sandbox tests (real HTTP over loopback). */
-import type { Sandbox } from '../../sandbox';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../sandbox';
 
 export interface JsonResponse<T = any> {
 	status: number;
@@ -58,4 +58,30 @@ export async function allPages(client: ReturnType<typeof apiClient>, path: strin
 		if (pages.length > 1000) throw new Error('pagination does not end');
 	} while (cursor !== undefined);
 	return pages;
+}
+
+/** A sandbox for the describe block this is called in: started before its tests, reset before each, closed after all. */
+export function sandboxForSuite(options: SandboxOptions = { requestsPerMinute: 0 }) {
+	let started: { sandbox: Sandbox; api: ReturnType<typeof apiClient>; ctl: ReturnType<typeof control> } | undefined;
+	const get = () => {
+		if (started === undefined) throw new Error('sandboxForSuite: the sandbox starts in beforeAll; use it inside tests and hooks.');
+		return started;
+	};
+	beforeAll(async () => {
+		const sandbox = await startSandbox(options);
+		started = { sandbox, api: apiClient(sandbox), ctl: control(sandbox) };
+	});
+	afterAll(() => started?.sandbox.close());
+	beforeEach(() => get().ctl.post('/reset'));
+	return {
+		get sandbox() {
+			return get().sandbox;
+		},
+		get api() {
+			return get().api;
+		},
+		get ctl() {
+			return get().ctl;
+		},
+	};
 }

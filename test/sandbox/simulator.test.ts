@@ -73,7 +73,7 @@ describe('sandbox activity simulator', () => {
 		expect(new Set(kinds.slice(7)).size).toBeGreaterThan(2);
 	});
 
-	test('its mix has two client messages in one room between two polls, and answers to pending invitations', () => {
+	test('its mix has two client messages in one room between two polls (its recent changes count them), and answers to pending invitations', () => {
 		const seed = 20_240_601;
 		const core = new SandboxCore({ seed, proposals: 300, pageSize: 20, maxPageSize: 100, variants: DEFAULT_VARIANTS }, new RollingWindowLimiter(0), new WebhookSender('unused', 1));
 		const simulator = new Simulator(core, seed);
@@ -85,8 +85,11 @@ describe('sandbox activity simulator', () => {
 			const storiesBefore = storyCount();
 			const pendingBefore = core.state.invitations.filter((candidate) => candidate.invite.status === 'PENDING').map((candidate) => candidate.invite.uid);
 			const kind = simulator.tick();
-			const { subject } = simulator.recent[simulator.recent.length - 1];
-			if (kind === 'clientMessage') messagesPerClientTick.add(storyCount() - storiesBefore);
+			const { subject, count } = simulator.recent[simulator.recent.length - 1];
+			if (kind === 'clientMessage') {
+				messagesPerClientTick.add(storyCount() - storiesBefore);
+				expect(count).toBe(storyCount() - storiesBefore);
+			}
 			if (kind === 'invitationStatus') {
 				answered++;
 				expect(pendingBefore).toContain(subject);

@@ -1,9 +1,9 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { startSandbox, type Sandbox } from '../../sandbox';
+import { DEFAULT_VARIANTS, startSandbox, type Sandbox } from '../../sandbox';
 import { RETRY_DELAYS_SECONDS } from '../../sandbox/webhooks';
-import { control, expectProblem } from './client';
+import { apiClient, control, expectProblem } from './client';
 
 interface Received {
 	body: string;
@@ -116,6 +116,29 @@ describe('sandbox webhook sender', () => {
 			expect(events[2].data.proposal.uid).toBe(newRoom.vendorProposal!.id);
 			expect(sandbox.state.proposals.find((p) => p.proposal.uid === newRoom.vendorProposal!.id)?.proposal.chatRoomId).toBe(opened.roomId);
 		} finally {
+			await receiver.close();
+		}
+	});
+
+	test('payloads keep proposal and member uids under the marketplace-side id readings', async () => {
+		const receiver = await startReceiver();
+		try {
+			await ctl.post('/variants', { vendorProposalId: 'marketplaceId', authorIds: 'marketplaceUserId' });
+			await ctl.post('/webhook-endpoints', { url: receiver.url });
+			await ctl.post('/changes', { kind: 'clientMessage', roomId: 'room-004', text: 'Under other ids' });
+			await ctl.post('/events', { type: 'proposal.accepted' });
+			const received = await waitFor(() => receiver.received.length >= 2 && receiver.received);
+			const events = received.map((r) => new Webhook(sandbox.signingSecret).verify(r.body, headerRecord(r.headers)) as any);
+			const chat = events.find((e) => e.type === 'chat.message.sent').data;
+			const proposal = await apiClient(sandbox).get(`/v1/agency/proposals/${chat.proposal.uid}`);
+			expect(proposal.status).toBe(200);
+			expect(proposal.body.data.proposal.chatRoomId).toBe('room-004');
+			const accepted = events.find((e) => e.type === 'proposal.accepted').data;
+			const memberUids = sandbox.state.members.map((m) => m.uid);
+			expect(memberUids).toContain(accepted.freelancer.uid);
+			expect(memberUids).toContain(accepted.manager.uid);
+		} finally {
+			await ctl.post('/variants', DEFAULT_VARIANTS);
 			await receiver.close();
 		}
 	});

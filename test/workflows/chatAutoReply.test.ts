@@ -1,47 +1,60 @@
 /**
- * The chat auto-reply sample against the varied sandbox, through n8n-core's engine: its Get Proposal
- * and Send Auto-Reply nodes as saved in workflows/chat-auto-reply.json (the Room of Send is the event's
- * chat.id, which the real n8n end-to-end test covers as written). It relies only on what the spec
- * guarantees: the event's proposal.uid and chat.id, and the proposal's freelancer.uid.
+ * The chat auto-reply sample (workflows/chat-auto-reply.json) as saved, through n8n-core's engine,
+ * under every reading of what the spec leaves open: the sandbox's own signed chat.message.sent
+ * delivery reaches the sample's webhook trigger, and the run goes on through Get Proposal and Send
+ * Auto-Reply with their saved expressions. It relies only on what the spec guarantees: the event's
+ * proposal.uid and chat.id, and the proposal's freelancer.uid. That a repeated delivery starts no
+ * second run is the trigger's own test; the run in a real n8n is the end-to-end tests' part.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { SINGLE_READINGS } from '../../sandbox';
+import { SAMPLE_SANDBOX_ORIGIN } from '../../scripts/n8n/agencyInbox';
+import type { ChatRoom, SentMessage } from '../../sandbox/types';
+import { nodeOutput } from '../helpers/engine';
+import { control, takeRequests } from '../nodes/AgencyInbox/fixtures';
+import { loadSample, nodeOf, runSample, sampleWebhookTrigger, triggerItems, useSampleSandbox } from './sampleRuns';
 
-import type { INodeParameters } from 'n8n-workflow';
+const SAMPLE_ID = 'aiSampleChatFlw1';
+const REPLY_OPENING = 'Thanks for your message!';
 
-import { byId, jsonOf, runAgencyInbox, takeRequests, useSandbox } from '../nodes/AgencyInbox/fixtures';
-
-const sample = JSON.parse(fs.readFileSync(path.join(__dirname, '../../workflows/chat-auto-reply.json'), 'utf8')) as {
-	nodes: Array<{ name: string; type: string; parameters: INodeParameters }>;
-};
-const parametersOf = (name: string) => sample.nodes.find((node) => node.name === name)!.parameters;
-
-const currentSandbox = useSandbox();
-
-it('has no step that reads rooms and sends as the proposal of the event', () => {
+it('has no step that reads rooms and sends as the proposal of the event', async () => {
+	const sample = await loadSample(SAMPLE_SANDBOX_ORIGIN, SAMPLE_ID);
 	const steps = sample.nodes.filter((node) => node.type !== 'n8n-nodes-base.stickyNote');
 	expect(steps.map((node) => node.name)).toEqual(['Client Message', 'Get Proposal', 'Send Auto-Reply']);
-	expect(parametersOf('Send Auto-Reply').roomId).toEqual({ __rl: true, mode: 'id', value: "={{ $('Client Message').item.json.payload.chat.id }}" });
+	expect(nodeOf(sample, 'Send Auto-Reply').parameters).toMatchObject({
+		roomId: { __rl: true, mode: 'id', value: "={{ $('Client Message').item.json.payload.chat.id }}" },
+		freelancerUid: { value: '={{ $json.freelancer.uid }}' },
+	});
 });
 
-it("replies as the proposal's freelancer whoever owns the room, with two requests and without the client's name", async () => {
-	const sandbox = currentSandbox();
-	const rooms = sandbox.state.rooms.filter((room) => room.vendorProposal !== null);
-	// The sandbox varies what the spec leaves open: rooms owned by the client, by nobody, by another member.
-	expect(new Set(rooms.map((room) => room.owner?.role ?? null))).toEqual(new Set(['client', null, 'freelancer']));
-	for (const room of rooms.slice(0, 12)) {
-		const event = { event: 'chat.message.sent', deliveryId: `msg_${room.roomId}`, payload: { proposal: { uid: room.vendorProposal!.id }, message: { text: 'Hi there' }, chat: { id: room.roomId } } };
-		const proposal = await runAgencyInbox(sandbox, parametersOf('Get Proposal'), { inputItems: [event] });
-		const send = { ...parametersOf('Send Auto-Reply'), roomId: byId(event.payload.chat.id) };
-		const reply = await runAgencyInbox(sandbox, send, { inputItems: jsonOf(proposal) });
-		const record = sandbox.state.proposals.find((candidate) => candidate.proposal.uid === event.payload.proposal.uid)!;
-		const client = room.roomUsers.find((participant) => participant.role === 'client')!.user.name!;
-		expect({ room: room.roomId, error: reply.error?.message }).toEqual({ room: room.roomId, error: undefined });
-		expect(jsonOf(reply)[0]).toMatchObject({ userId: record.freelancer.uid, message: expect.stringMatching(/^Thanks for your message!/) });
-		expect(String(jsonOf(reply)[0].message)).not.toContain(client);
-		expect((await takeRequests(sandbox)).map((request) => `${request.method} ${request.path}`)).toEqual([
-			`GET /v1/agency/proposals/${record.proposal.uid}`,
-			`POST /v1/master-inbox/rooms/${room.roomId}/stories`,
-		]);
-	}
+describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as const))('under reading %s', (_label, variants) => {
+	const setup = useSampleSandbox(SAMPLE_ID, variants, { webhooks: true });
+
+	it("answers each client message once, as the proposal's freelancer whoever owns the room, with two requests and without the client's name", async () => {
+		const { sandbox, sample, inbox } = setup;
+		// The sandbox varies what the spec leaves open: rooms owned by the client, by nobody, by another member; and a room a new client opens.
+		const ownedBy = (role: string | null) => sandbox.state.rooms.find((room) => room.vendorProposal !== null && (room.owner?.role ?? null) === role)!;
+		const seeded = [ownedBy('client'), ownedBy(null), ownedBy('freelancer')];
+		const trigger = sampleWebhookTrigger(sample, 'Client Message', sandbox);
+		for (const target of [...seeded.map((room) => ({ roomId: room.roomId })), { newRoom: true }]) {
+			const { roomId } = (await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', text: 'Hi there', ...target })).data as { roomId: string };
+			const room = sandbox.state.rooms.find((candidate) => candidate.roomId === roomId) as ChatRoom;
+			const items = await triggerItems(trigger, await inbox.next());
+			expect(items).toHaveLength(1);
+			const event = items![0].json as { payload: { proposal: { uid: string }; chat: { id: string } } };
+			expect(event.payload.chat.id).toBe(roomId);
+			const record = sandbox.state.proposals.find((candidate) => candidate.proposal.uid === event.payload.proposal.uid)!;
+			expect(record.proposal.chatRoomId).toBe(roomId);
+
+			const run = await runSample(sample, sandbox, { node: 'Client Message', items: items! });
+			expect({ room: roomId, error: run.data.resultData.error?.message }).toEqual({ room: roomId, error: undefined });
+			expect(nodeOutput(run, 'Send Auto-Reply')).toEqual([expect.objectContaining({ message: expect.stringMatching(new RegExp(`^${REPLY_OPENING}`)) })]);
+			const client = room.roomUsers.find((participant) => participant.role === 'client')!.user.name!;
+			const sent = (await control<{ data: SentMessage[] }>(sandbox, 'GET', 'messages')).data.filter((message) => message.roomId === roomId);
+			expect(sent.map(({ freelancerUid, message }) => ({ freelancerUid, signedByClient: message.includes(client) }))).toEqual([{ freelancerUid: record.freelancer.uid, signedByClient: false }]);
+			expect((await takeRequests(sandbox)).map((request) => `${request.method} ${request.path}`)).toEqual([
+				`GET /v1/agency/proposals/${record.proposal.uid}`,
+				`POST /v1/master-inbox/rooms/${roomId}/stories`,
+			]);
+		}
+	});
 });

@@ -1,8 +1,8 @@
 /**
- * The polling variant of the chat auto-reply (workflows/chat-auto-reply-polling.json): the webhook
- * sample's next nodes behind the Agency Inbox Message Trigger, run through n8n-core's engine against
- * the sandbox (the Room of Send is the item's chat.id, as in chatAutoReply.test.ts). Its run in a real
- * n8n is the end-to-end tests' part.
+ * The polling variant of the chat auto-reply (workflows/chat-auto-reply-polling.json): the Agency
+ * Inbox Message Trigger, its check "Not an Auto-Reply" (an n8n IF node, restated here: the engine
+ * tests run our nodes only) and Send Auto-Reply, run through n8n-core's engine against the sandbox
+ * under every reading of what the spec leaves open. Its run in a real n8n is the end-to-end tests' part.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,9 +10,11 @@ import * as path from 'node:path';
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { AgencyInboxMessageTrigger } from '../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
+import { forgetRefusedParameters } from '../../nodes/shared/transport';
+import { SINGLE_READINGS, marketplaceUserIdOf } from '../../sandbox';
 import { NODE_TYPES, SAMPLE_SANDBOX_ORIGIN, WORKFLOWS_DIR, loadSampleWorkflows, pollEverySeconds, type WorkflowNode } from '../../scripts/n8n/agencyInbox';
 import { TriggerWorkflow } from '../helpers/engine';
-import { byId, control, credentialFor, jsonOf, runAgencyInbox, takeRequests, useSandbox } from '../nodes/AgencyInbox/fixtures';
+import { control, credentialFor, jsonOf, runAgencyInbox, takeRequests, useSandbox } from '../nodes/AgencyInbox/fixtures';
 
 interface Sample {
 	id: string;
@@ -26,23 +28,47 @@ const webhook = readSample('chat-auto-reply.json');
 const steps = (sample: Sample) => sample.nodes.filter((node) => node.type !== 'n8n-nodes-base.stickyNote');
 const parametersOf = (sample: Sample, name: string) => sample.nodes.find((node) => node.name === name)!.parameters;
 
+/** The first words of the reply, which the check compares each message with. */
+const REPLY_OPENING = 'Thanks for writing!';
+
+interface GuardCondition {
+	leftValue: string;
+	rightValue: string;
+	operator: { operation: string };
+}
+const guardConditions = () => (parametersOf(polling, 'Not an Auto-Reply').conditions as unknown as { conditions: GuardCondition[]; combinator: string });
+
+/** "Not an Auto-Reply" as saved: someone to reply as, and not this workflow's own reply. */
+const passesGuard = (item: IDataObject) => {
+	const room = item.room as { replyAs: { uid: string } | null };
+	return !!room.replyAs?.uid && !String((item.message as { text: string }).text).startsWith(REPLY_OPENING);
+};
+
 const currentSandbox = useSandbox();
 
 describe('as saved', () => {
-	it("is the webhook sample's workflow behind the Message Trigger, with a reply that tells the two apart", () => {
+	it('is the Message Trigger, a check that lets no auto-reply through, and the reply as the room\'s agency member, without a proposal lookup', () => {
 		expect(steps(polling).map((node) => [node.name, node.type])).toEqual([
 			['Client Message', NODE_TYPES.messageTrigger],
-			['Get Proposal', NODE_TYPES.action],
+			['Not an Auto-Reply', 'n8n-nodes-base.if'],
 			['Send Auto-Reply', NODE_TYPES.action],
 		]);
-		expect(polling.connections).toEqual(webhook.connections);
-		expect(parametersOf(polling, 'Get Proposal')).toEqual(parametersOf(webhook, 'Get Proposal'));
-		const { message: pollingText, ...pollingSend } = parametersOf(polling, 'Send Auto-Reply');
-		const { message: webhookText, ...webhookSend } = parametersOf(webhook, 'Send Auto-Reply');
-		expect(pollingSend).toEqual(webhookSend);
+		const { combinator, conditions } = guardConditions();
+		expect(combinator).toBe('and');
+		expect(conditions.map(({ leftValue, rightValue, operator }) => [leftValue, rightValue, operator.operation])).toEqual([
+			["={{ $json.room.replyAs?.uid ?? '' }}", '', 'notEmpty'],
+			['={{ $json.message.text }}', REPLY_OPENING, 'notStartsWith'],
+		]);
+		const send = parametersOf(polling, 'Send Auto-Reply');
+		expect(send).toMatchObject({
+			resource: 'message',
+			operation: 'send',
+			roomId: { value: '={{ $json.payload.chat.id }}' },
+			freelancerUid: { value: '={{ $json.room.replyAs.uid }}' },
+		});
 		// The end-to-end tests count each sample's replies by how they begin.
-		expect(String(pollingText)).toMatch(/^=Thanks for writing!/);
-		expect(String(webhookText)).toMatch(/^=Thanks for your message!/);
+		expect(String(send.message)).toMatch(new RegExp(`^=${REPLY_OPENING}`));
+		expect(String(parametersOf(webhook, 'Send Auto-Reply').message)).toMatch(/^=Thanks for your message!/);
 	});
 
 	it('has ids of its own, no webhook, and polls every minute as saved', () => {
@@ -62,46 +88,43 @@ describe('as saved', () => {
 	});
 });
 
-it("answers each new client message once, as the proposal's freelancer, and its own replies start no run", async () => {
-	const sandbox = currentSandbox();
-	const trigger = new TriggerWorkflow({
-		type: 'agencyInboxMessageTrigger',
-		nodeType: new AgencyInboxMessageTrigger(),
-		parameters: parametersOf(polling, 'Client Message'),
-		credentials: { agencyInboxApi: credentialFor(sandbox) },
+describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as const))('under reading %s', (_label, variants) => {
+	beforeEach(async () => {
+		forgetRefusedParameters();
+		await control(currentSandbox(), 'POST', 'variants', variants);
 	});
-	expect(await trigger.poll()).toBeNull(); // activation: the starting point, nothing historic
-	const rooms = sandbox.state.rooms.filter((room) => room.vendorProposal !== null).slice(0, 3);
-	for (const room of rooms) await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: room.roomId, text: `Question about ${room.topic}` });
-	const items = ((await trigger.poll())?.[0] ?? []).map((item) => item.json);
-	expect(items.map((item) => (item.payload as { chat: { id: string } }).chat.id)).toEqual(rooms.map((room) => room.roomId));
 
-	await takeRequests(sandbox);
-	const proposals = await runAgencyInbox(sandbox, parametersOf(polling, 'Get Proposal'), { inputItems: items });
-	expect(proposals.error?.message).toBeUndefined();
-	for (const [index, item] of items.entries()) {
-		const roomId = (item.payload as { chat: { id: string } }).chat.id;
-		const send = { ...parametersOf(polling, 'Send Auto-Reply'), roomId: byId(roomId) };
-		const reply = await runAgencyInbox(sandbox, send, { inputItems: [jsonOf(proposals)[index]] });
-		const room = rooms.find((candidate) => candidate.roomId === roomId)!;
-		const record = sandbox.state.proposals.find((candidate) => candidate.proposal.uid === room.vendorProposal!.id)!;
-		const client = room.roomUsers.find((participant) => participant.role === 'client')!.user.name!;
-		expect(reply.error?.message).toBeUndefined();
-		expect(jsonOf(reply)[0]).toMatchObject({ userId: record.freelancer.uid, message: expect.stringMatching(/^Thanks for writing!/) });
-		expect(String(jsonOf(reply)[0].message)).not.toContain(client);
-	}
-	// Two requests per message: the proposal, the reply.
-	expect((await takeRequests(sandbox)).map((request) => request.method)).toEqual([...rooms.map(() => 'GET'), ...rooms.map(() => 'POST')]);
+	it('answers each new client message once, as an agency member taking part in the room, and its own replies start no run', async () => {
+		const sandbox = currentSandbox();
+		const trigger = new TriggerWorkflow({
+			type: 'agencyInboxMessageTrigger',
+			nodeType: new AgencyInboxMessageTrigger(),
+			parameters: parametersOf(polling, 'Client Message'),
+			credentials: { agencyInboxApi: credentialFor(sandbox) },
+		});
+		expect(await trigger.poll()).toBeNull(); // activation: the starting point, nothing historic
+		// Rooms with and without a proposal of their own, and one with a member who may not send.
+		const rooms = [sandbox.state.rooms[0], sandbox.state.rooms[2], ...sandbox.state.rooms.filter((room) => room.vendorProposal === null).slice(0, 1)];
+		for (const room of rooms) await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: room.roomId, text: `Question about ${room.topic}` });
+		const items = ((await trigger.poll())?.[0] ?? []).map((item) => item.json);
+		expect(items.map((item) => (item.payload as { chat: { id: string } }).chat.id)).toEqual(rooms.map((room) => room.roomId));
+		expect(items.every(passesGuard)).toBe(true);
 
-	// The replies were written by agency members: the next poll finds no client message.
-	expect(await trigger.poll()).toBeNull();
-	expect(sandbox.state.messages.filter((sent) => sent.message.startsWith('Thanks for writing!'))).toHaveLength(rooms.length);
-});
+		await takeRequests(sandbox);
+		for (const [index, item] of items.entries()) {
+			const reply = await runAgencyInbox(sandbox, parametersOf(polling, 'Send Auto-Reply'), { inputItems: [item] });
+			expect(reply.error?.message).toBeUndefined();
+			const replyAs = (item.room as { replyAs: { uid: string; name: string } }).replyAs;
+			const takesPart = rooms[index].roomUsers.some((participant) => participant.user.id === replyAs.uid);
+			expect(takesPart).toBe(true);
+			const authorId = variants.authorIds === 'marketplaceUserId' ? marketplaceUserIdOf(replyAs.uid) : replyAs.uid;
+			expect(jsonOf(reply)[0]).toMatchObject({ userId: authorId, message: `${REPLY_OPENING} I have seen your message and will get back to you shortly.\n${replyAs.name}` });
+		}
+		// One request per reply: no proposal lookup in the workflow.
+		expect((await takeRequests(sandbox)).map((request) => request.method)).toEqual(rooms.map(() => 'POST'));
 
-it('stops at Get Proposal, without a request, for a message in a room without a linked proposal', async () => {
-	const sandbox = currentSandbox();
-	const item: IDataObject = { event: 'chat.message.sent', payload: { proposal: null, message: { text: 'Hello' }, chat: { id: 'room-001' } } };
-	const result = await runAgencyInbox(sandbox, parametersOf(polling, 'Get Proposal'), { inputItems: [item] });
-	expect(result.error?.message).toBe('Proposal is empty');
-	expect(await takeRequests(sandbox)).toEqual([]);
+		// The replies were written by agency members, whatever ids the service gives them: nothing to answer.
+		expect(await trigger.poll()).toBeNull();
+		expect(sandbox.state.messages.filter((sent) => sent.message.startsWith(REPLY_OPENING))).toHaveLength(rooms.length);
+	});
 });

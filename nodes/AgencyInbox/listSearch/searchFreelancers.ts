@@ -1,6 +1,9 @@
-import type { IDataObject, ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
+import type { ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
 
-import { agencyInboxApiPaginate, agencyInboxApiRequest, nextCursorToFollow } from '../../shared/transport';
+import { pagesOf } from '../../shared/pagination';
+import type { RoomPeople } from '../../shared/roomPeople';
+import { agencyMembersIn } from '../../shared/roomPeople';
+import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../../shared/transport';
 import { listLabel } from './labels';
 import { matchesFilter } from './matchesFilter';
 import type { RoomSummary } from './searchRooms';
@@ -8,6 +11,7 @@ import type { RoomSummary } from './searchRooms';
 interface MemberSummary {
 	uid: string;
 	name?: string;
+	ciphertext?: string;
 	role?: string;
 }
 
@@ -30,24 +34,22 @@ function chosenRoomId(context: ILoadOptionsFunctions): string | undefined {
 
 /** The service has no read of one room: pages through the rooms until it meets this one. */
 async function findRoom(context: ILoadOptionsFunctions, roomId: string): Promise<RoomSummary | undefined> {
-	const cursorsUsed = new Set<string>();
-	let cursor: string | undefined;
-	do {
-		const qs: IDataObject = { pageSize: '100', ...(cursor ? { pageCursor: cursor } : {}) };
-		const page = await agencyInboxApiRequest.call(context, 'GET', '/v1/master-inbox/rooms', { qs });
+	const pages = pagesOf(async (pageCursor) =>
+		await agencyInboxApiRequest.call(context, 'GET', '/v1/master-inbox/rooms', { qs: { pageSize: '100', ...(pageCursor ? { pageCursor } : {}) } }),
+	);
+	for await (const { page } of pages) {
 		const rooms = (Array.isArray(page.data) ? page.data : []) as unknown as RoomSummary[];
 		const room = rooms.find((candidate) => candidate.roomId === roomId);
 		if (room) return room;
-		cursor = nextCursorToFollow(page, cursorsUsed);
-		if (cursor !== undefined) cursorsUsed.add(cursor);
-	} while (cursor !== undefined);
+	}
 	return undefined;
 }
 
 /**
  * Freelancers for the Freelancer locator: with a room chosen, the agency members taking part in it
- * (only they can send there); otherwise, or when the room is not found, every agency member, one
- * page per call. The filter applies to names, roles and IDs.
+ * (only they can send there; who is who: nodes/shared/roomPeople.ts); otherwise, when the room is not
+ * found, or when none of its participants can be told for a member, every agency member, one page per
+ * call. The filter applies to names, roles and IDs.
  */
 export async function searchFreelancers(
 	this: ILoadOptionsFunctions,
@@ -57,14 +59,9 @@ export async function searchFreelancers(
 	const roomId = paginationToken ? undefined : chosenRoomId(this);
 	const room = roomId ? await findRoom(this, roomId) : undefined;
 	if (room) {
-		const participants = new Set((room.roomUsers ?? []).map((participant) => participant.user?.id));
 		const members = (await agencyInboxApiPaginate.call(this, '/v1/agency/members')) as unknown as MemberSummary[];
-		return {
-			results: members
-				.filter((member) => participants.has(member.uid))
-				.map(memberListItem)
-				.filter((item) => matchesFilter(filter, item.name)),
-		};
+		const takingPart = agencyMembersIn(room as RoomPeople, members) as MemberSummary[];
+		return { results: (takingPart.length > 0 ? takingPart : members).map(memberListItem).filter((item) => matchesFilter(filter, item.name)) };
 	}
 	const page = await agencyInboxApiRequest.call(this, 'GET', '/v1/agency/members', {
 		qs: paginationToken ? { pageCursor: paginationToken } : {},

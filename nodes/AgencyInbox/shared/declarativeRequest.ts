@@ -4,6 +4,8 @@ import type {
 	IExecuteSingleFunctions,
 	IHttpRequestOptions,
 	INodeExecutionData,
+	INodePropertyOptions,
+	INodePropertyRouting,
 } from 'n8n-workflow';
 
 import { collectRecords } from '../../shared/pagination';
@@ -17,9 +19,9 @@ export function limitOf(requestData: DeclarativeRestApiSettings.ResultOptions): 
 }
 
 /**
- * The declarative engine's `requestOperations.pagination`, run for every operation (each one sets
- * `send.paginate`): sends through the pipeline, follows cursors for lists, and emits one item per
- * record paired to the input item. postReceive functions declared in the description then run.
+ * The declarative engine's `operations.pagination`, run for every operation (`throughPipeline`):
+ * sends through the pipeline, follows cursors for lists, and emits one item per record paired to
+ * the input item. postReceive functions declared in the description then run.
  */
 export async function executeThroughPipeline(
 	this: IExecutePaginationFunctions,
@@ -40,6 +42,25 @@ export async function executeThroughPipeline(
 		}
 	}
 	return items;
+}
+
+declare const madeByThroughPipeline: unique symbol;
+
+/** An operation's routing as `throughPipeline` makes it; the type admits no other. */
+export type PipelineRouting = INodePropertyRouting & { readonly [madeByThroughPipeline]: true };
+
+/** An option of a resource's Operation parameter: its routing can only come from `throughPipeline`. */
+export interface Operation extends INodePropertyOptions {
+	routing: PipelineRouting;
+}
+
+/**
+ * The routing of every operation: its request, sent by `executeThroughPipeline`. n8n's RoutingNode
+ * (`makeRequest`) hands a request to `operations.pagination` only when `send.paginate` is true;
+ * otherwise it sends the request itself, without the budget, the retries and the error mapping.
+ */
+export function throughPipeline(request: DeclarativeRestApiSettings.HttpRequestOptions): PipelineRouting {
+	return { request, send: { paginate: true }, operations: { pagination: executeThroughPipeline } } as PipelineRouting;
 }
 
 /** postReceive of the Simplify option: proposal records as compact CRM rows. */

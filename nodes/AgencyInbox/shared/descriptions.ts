@@ -1,7 +1,21 @@
 import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
 
+import type { Operation } from './declarativeRequest';
 import { simplifyProposalItems } from './declarativeRequest';
 import { requireIdentifier } from './inputs';
+
+/** The Operation parameter of a resource; each operation's routing comes from `throughPipeline`. */
+export function operationSelector(resource: string, operations: Operation[], defaultOperation: string): INodeProperties {
+	return {
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: [resource] } },
+		options: operations,
+		default: defaultOperation,
+	};
+}
 
 /** The Filters collection of a list operation. */
 export function filtersCollection(show: NonNullable<IDisplayOptions['show']>, filters: INodeProperties[]): INodeProperties {

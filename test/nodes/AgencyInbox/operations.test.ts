@@ -1,6 +1,7 @@
 /** Every operation through n8n-core's engine against the sandbox: parameters reach the service, records come back. */
 import { AgencyInbox } from '../../../nodes/AgencyInbox/AgencyInbox.node';
 import { TriggerWorkflow } from '../../helpers/engine';
+import { sandboxControl } from '../../helpers/sandboxControl';
 import {
 	byId,
 	control,
@@ -256,6 +257,14 @@ describe('resource locator lists', () => {
 		}
 		const client = room.roomUsers.find((p) => p.role === 'client')!.user.id;
 		expect(participants).not.toContain(client);
+		// Where the service shows members under marketplace ids, not their uids: the same members.
+		await sandboxControl(sandbox.origin, 'POST', 'variants', { authorIds: 'marketplaceUserId' });
+		try {
+			const items = await everyItem('searchFreelancers', { resource: 'message', operation: 'send', roomId: byId(room.roomId) });
+			expect(items.map((item) => item.value).sort()).toEqual([...participants].sort());
+		} finally {
+			await sandboxControl(sandbox.origin, 'POST', 'variants', { authorIds: 'memberUid' });
+		}
 		const freelancer = new AgencyInbox().description.properties.find((property) => property.name === 'freelancerUid')!;
 		expect(freelancer.modes?.map((mode) => mode.name)).toEqual(['list', 'id']);
 	});

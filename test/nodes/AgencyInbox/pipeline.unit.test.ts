@@ -4,13 +4,11 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { guidanceFor, recordNamedByPath, toNodeApiError } from '../../../nodes/shared/errors';
 import { toIsoWithOffset } from '../../../nodes/AgencyInbox/shared/inputs';
-import type { Envelope } from '../../../nodes/shared/pagination';
 import { RollingWindowBudget } from '../../../nodes/shared/requestBudget';
 import { runOrderOf, setRunOrder } from '../../../nodes/shared/runOrder';
 import { latestResultEvent } from '../../../nodes/shared/simplifyProposal';
 import {
 	budgetKeyFor,
-	collectRecords,
 	pathIsRewritten,
 	pipelineTiming,
 	rateLimitWaitMs,
@@ -22,56 +20,6 @@ import {
 
 const node = { id: '1', name: 'Agency Inbox', type: 'agencyInbox', typeVersion: 1, position: [0, 0], parameters: {} } as INode;
 const context = { getNode: () => node };
-
-function pagesOf(pages: Envelope[]) {
-	const cursorsAsked: Array<string | undefined> = [];
-	const fetchPage = async (cursor: string | undefined) => {
-		cursorsAsked.push(cursor);
-		const index = cursor === undefined ? 0 : Number(cursor.replace('c', ''));
-		return pages[index];
-	};
-	return { fetchPage, cursorsAsked };
-}
-
-const page = (ids: number[], nextCursor?: string): Envelope => ({
-	data: ids.map((id) => ({ id })),
-	meta: nextCursor === undefined ? { pageSize: ids.length } : { pageSize: ids.length, nextCursor },
-});
-
-describe('collectRecords (cursor paging)', () => {
-	const threePages = [page([1, 2], 'c1'), page([3, 4], 'c2'), page([5])];
-
-	it('follows nextCursor through every page until the cursor is missing', async () => {
-		const { fetchPage, cursorsAsked } = pagesOf(threePages);
-		expect((await collectRecords(fetchPage)).map((r) => r.id)).toEqual([1, 2, 3, 4, 5]);
-		expect(cursorsAsked).toEqual([undefined, 'c1', 'c2']);
-	});
-
-	it('stops at the Limit without asking for another page, within or across pages', async () => {
-		for (const [limit, requests] of [[1, 1], [2, 1], [3, 2], [4, 2], [9, 3]]) {
-			const { fetchPage, cursorsAsked } = pagesOf(threePages);
-			const records = await collectRecords(fetchPage, limit);
-			expect(records).toHaveLength(Math.min(limit, 5));
-			expect(cursorsAsked).toHaveLength(requests);
-		}
-	});
-
-	it('stops on an empty cursor, a repeated cursor and an empty page', async () => {
-		const empty = pagesOf([page([1], '')]);
-		expect(await collectRecords(empty.fetchPage)).toHaveLength(1);
-		const repeated = pagesOf([page([1], 'c1'), page([2], 'c1')]);
-		expect(await collectRecords(repeated.fetchPage)).toHaveLength(2);
-		expect(repeated.cursorsAsked).toEqual([undefined, 'c1']);
-		const emptyPage = pagesOf([page([1], 'c1'), page([], 'c2'), page([3])]);
-		expect(await collectRecords(emptyPage.fetchPage)).toHaveLength(1);
-		expect(emptyPage.cursorsAsked).toEqual([undefined, 'c1']);
-	});
-
-	it('answers a single-record envelope with that record', async () => {
-		expect(await collectRecords(async () => ({ data: { uid: 'a' } }))).toEqual([{ uid: 'a' }]);
-		expect(await collectRecords(async () => ({}))).toEqual([]);
-	});
-});
 
 describe('RollingWindowBudget', () => {
 	const timing = { windowMs: 200, marginMs: 5, busyPollMs: 5 };

@@ -1,8 +1,11 @@
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { AgencyInboxInvitationTrigger } from '../../../nodes/AgencyInboxInvitationTrigger/AgencyInboxInvitationTrigger.node';
-import { resetRequestBudgets } from '../../../nodes/shared/transport';
-import { ALL_VARIANTS, startSandbox } from '../../../sandbox';
+import { pollInvitations } from '../../../nodes/AgencyInboxInvitationTrigger/pollInvitations';
+import type { InvitationTriggerState } from '../../../nodes/AgencyInboxInvitationTrigger/state';
+import type { InvitationPage } from '../../../nodes/AgencyInboxInvitationTrigger/types';
+import { forgetRefusedParameters, resetRequestBudgets } from '../../../nodes/shared/transport';
+import { SINGLE_READINGS, startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
 import { sandboxControl } from '../../helpers/sandboxControl';
 
@@ -37,7 +40,7 @@ async function activated(sandbox: Sandbox, parameters?: INodeParameters) {
 	return trigger;
 }
 
-describe.each(ALL_VARIANTS.map((variants) => [variants.invitationOrder, variants] as const))('Agency Inbox Invitation Trigger, invitations listed %s', (_order, variants) => {
+describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as const))('Agency Inbox Invitation Trigger, reading %s', (_label, variants) => {
 	let sandbox: Sandbox;
 
 	beforeAll(async () => {
@@ -50,6 +53,7 @@ describe.each(ALL_VARIANTS.map((variants) => [variants.invitationOrder, variants
 
 	beforeEach(async () => {
 		resetRequestBudgets();
+		forgetRefusedParameters();
 		await control(sandbox, 'POST', 'reset');
 		await control(sandbox, 'DELETE', 'requests');
 	});
@@ -102,5 +106,52 @@ describe.each(ALL_VARIANTS.map((variants) => [variants.invitationOrder, variants
 		await control(sandbox, 'DELETE', 'requests');
 		expect(await trigger.poll()).toBeNull();
 		expect(await invitationRequests(sandbox)).toBe(pages);
+	});
+});
+
+describe('a list longer than one poll can read', () => {
+	let sandbox: Sandbox;
+
+	beforeAll(async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 4, maxPageSize: 4, variants: { invitationOrder: 'createdAtAsc' } });
+	});
+
+	afterAll(async () => {
+		await sandbox.close();
+	});
+
+	/** GET /v1/agency/invitations over HTTP, as the node's fetcher does through the pipeline. */
+	const fetchPage = async (pageCursor: string | undefined): Promise<InvitationPage> => {
+		const query = new URLSearchParams(pageCursor ? { pageCursor } : {});
+		const response = await fetch(`${sandbox.url}/v1/agency/invitations?${query}`, { headers: { authorization: `Bearer ${sandbox.apiKey}` } });
+		if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { httpCode: String(response.status) });
+		return (await response.json()) as InvitationPage;
+	};
+
+	it('is read to its end across polls, each poll going on where the last one stopped', async () => {
+		// Listed oldest first, so the new invitation is on the last page; a poll reads 3 pages at most.
+		const seen = Object.fromEntries(sandbox.state.invitations.map((record) => [record.invite.uid, `${record.invite.createdAt} ${record.invite.status}/${record.invite.result}`]));
+		const created = await change(sandbox, { kind: 'newInvitation' });
+		let state: InvitationTriggerState = { seq: 1, seen };
+		const emitted: string[] = [];
+		let polls = 0;
+		do {
+			let pagesRead = 0;
+			const outcome = await pollInvitations(state, fetchPage, { triggerOn: 'both', canContinue: () => ++pagesRead < 3 });
+			emitted.push(...outcome.changes.map((found) => found.record.invite.uid));
+			state = outcome.state;
+			polls++;
+		} while (state.resumeAt !== undefined && polls < 10);
+		const pages = Math.ceil((sandbox.state.invitations.length) / 4);
+		expect(polls).toBe(Math.ceil(pages / 3));
+		expect(emitted).toEqual([created.invite.uid]);
+	});
+
+	it('starts again at the top when the service no longer takes the cursor it stopped at', async () => {
+		const seen = Object.fromEntries(sandbox.state.invitations.map((record) => [record.invite.uid, `${record.invite.createdAt} ${record.invite.status}/${record.invite.result}`]));
+		const created = await change(sandbox, { kind: 'newInvitation' });
+		const outcome = await pollInvitations({ seq: 1, seen, resumeAt: 'a-cursor-the-service-does-not-know' }, fetchPage, { triggerOn: 'both', canContinue: () => true });
+		expect(outcome.changes.map((found) => found.record.invite.uid)).toEqual([created.invite.uid]);
+		expect(outcome.state.resumeAt).toBeUndefined();
 	});
 });

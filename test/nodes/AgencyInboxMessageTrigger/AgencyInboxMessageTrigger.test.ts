@@ -1,8 +1,8 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { AgencyInboxMessageTrigger } from '../../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
-import { resetRequestBudgets } from '../../../nodes/shared/transport';
-import { ALL_VARIANTS, startSandbox } from '../../../sandbox';
+import { forgetRefusedParameters, resetRequestBudgets } from '../../../nodes/shared/transport';
+import { SINGLE_READINGS, startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
 import { sandboxControl } from '../../helpers/sandboxControl';
 import { LoopbackProxy } from '../AgencyInboxProposalTrigger/loopbackProxy';
@@ -19,9 +19,19 @@ async function agencyMessage(sandbox: Sandbox, body: IDataObject): Promise<{ roo
 	return (await control(sandbox, 'POST', 'changes', { kind: 'agencyMessage', ...body })).data as { roomId: string };
 }
 
+interface LoggedRequest {
+	method: string;
+	path: string;
+	query: Record<string, string>;
+	status: number;
+}
+
+async function requestsMade(sandbox: Sandbox): Promise<LoggedRequest[]> {
+	return ((await control(sandbox, 'GET', 'requests')) as unknown as { data: LoggedRequest[] }).data;
+}
+
 async function requestsTo(sandbox: Sandbox, pathPart: string): Promise<number> {
-	const { data } = (await control(sandbox, 'GET', 'requests')) as unknown as { data: Array<{ path: string }> };
-	return data.filter((request) => request.path.includes(pathPart)).length;
+	return (await requestsMade(sandbox)).filter((request) => request.path.includes(pathPart)).length;
 }
 
 function triggerFor(sandbox: Sandbox, baseUrl = sandbox.url) {
@@ -42,9 +52,7 @@ async function activated(sandbox: Sandbox, baseUrl?: string) {
 	return trigger;
 }
 
-const variantName = (variants: (typeof ALL_VARIANTS)[number]) => `rooms by ${variants.roomSort}, messages ${variants.storyOrder}`;
-
-describe.each(ALL_VARIANTS.map((variants) => [variantName(variants), variants] as const))('Agency Inbox Message Trigger, %s', (_name, variants) => {
+describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as const))('Agency Inbox Message Trigger, reading %s', (_label, variants) => {
 	let sandbox: Sandbox;
 
 	beforeAll(async () => {
@@ -58,9 +66,16 @@ describe.each(ALL_VARIANTS.map((variants) => [variantName(variants), variants] a
 
 	beforeEach(async () => {
 		resetRequestBudgets();
+		forgetRefusedParameters();
 		await control(sandbox, 'POST', 'reset');
 		await control(sandbox, 'DELETE', 'requests');
 	});
+
+	/** The room's proposal as the trigger may state it: only where the service confirms vendorProposal.id as a proposal of the room. */
+	const confirmedProposalOf = (roomId: string) => {
+		const room = sandbox.state.rooms.find((candidate) => candidate.roomId === roomId)!;
+		return variants.vendorProposalId === 'proposalUid' && room.vendorProposal ? { uid: room.vendorProposal.id } : null;
+	};
 
 	it('emits nothing historic at activation, then each new client message once, with the webhook item shape', async () => {
 		const trigger = await activated(sandbox);
@@ -70,22 +85,48 @@ describe.each(ALL_VARIANTS.map((variants) => [variantName(variants), variants] a
 		expect(texts(result)).toEqual(['room-005: Is the budget flexible?']);
 		const item = result![0][0].json;
 		const room = sandbox.state.rooms.find((candidate) => candidate.roomId === 'room-005')!;
+		const proposal = confirmedProposalOf('room-005');
+		const agencyMembers = sandbox.state.members.filter((member) => room.roomUsers.some((participant) => participant.user.id === member.uid));
 		expect(item).toMatchObject({
 			event: 'chat.message.sent',
-			payload: { proposal: room.vendorProposal ? { uid: room.vendorProposal.id } : null, message: { text: 'Is the budget flexible?' }, chat: { id: 'room-005' } },
+			payload: { proposal, message: { text: 'Is the budget flexible?' }, chat: { id: 'room-005' } },
 			message: { storyId: sent.storyId, text: 'Is the budget flexible?' },
-			room: { id: 'room-005' },
+			room: { id: 'room-005', proposalUid: proposal?.uid ?? null, agencyMembers: agencyMembers.map(({ uid, name }) => ({ uid, name })) },
 		});
+		const freelancer = sandbox.state.proposals.find((record) => record.proposal.uid === room.vendorProposal?.id)?.freelancer;
+		expect((item.room as IDataObject).replyAs).toEqual(proposal ? { uid: freelancer!.uid, name: freelancer!.name } : { uid: agencyMembers[0].uid, name: agencyMembers[0].name });
+		// A proposal the service does not confirm is said so in the item.
+		expect(item.notice === undefined).toBe(proposal !== null);
 		expect(await trigger.poll()).toBeNull();
 	});
 
-	it('an idle poll costs one request (pages of 3)', async () => {
+	it('an idle poll costs one request (pages of 3) where the room list moves a room on a new message; every page where it is in order of creation', async () => {
 		const trigger = await activated(sandbox);
 		await clientMessage(sandbox, { roomId: 'room-002', text: 'hello' });
 		expect(texts(await trigger.poll())).toHaveLength(1);
 		await control(sandbox, 'DELETE', 'requests');
 		expect(await trigger.poll()).toBeNull();
-		expect(await requestsTo(sandbox, '/v1/')).toBe(1);
+		// In order of creation: every page of rooms, and the first page again.
+		const expected = variants.roomSort === 'createdAt' ? Math.ceil(sandbox.state.rooms.length / 3) + 1 : 1;
+		expect(await requestsTo(sandbox, '/v1/')).toBe(expected);
+	});
+
+	it("looks a room's proposal up once, and sends no query parameter the service refused twice", async () => {
+		const trigger = await activated(sandbox);
+		await clientMessage(sandbox, { roomId: 'room-006', text: 'one' });
+		expect(texts(await trigger.poll())).toEqual(['room-006: one']);
+		await clientMessage(sandbox, { roomId: 'room-006', text: 'two' });
+		await clientMessage(sandbox, { roomId: 'room-009', text: 'three' });
+		expect(texts(await trigger.poll())).toEqual(['room-006: two', 'room-009: three']);
+		const requests = await requestsMade(sandbox);
+		const lookups = requests.filter((request) => request.path.includes('/v1/agency/proposals/'));
+		expect(lookups.map((request) => request.path.split('/').pop())).toHaveLength(2);
+		// A refused page size costs one 400 per endpoint, answered by the same request without it.
+		const refused = requests.filter((request) => request.status === 400);
+		expect(refused.every((request) => request.query.pageSize !== undefined)).toBe(true);
+		const refusedEndpoints = refused.map((request) => request.path.replace(/rooms\/[^/]+\/stories/, 'rooms/{id}/stories'));
+		expect(new Set(refusedEndpoints).size).toBe(refusedEndpoints.length);
+		expect(refused.length > 0).toBe(variants.unnamedQueryParameters === 'rejected');
 	});
 
 	it('two client messages in one room between two polls both arrive, and messages across rooms arrive oldest first', async () => {

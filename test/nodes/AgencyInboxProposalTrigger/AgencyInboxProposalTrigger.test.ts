@@ -1,9 +1,9 @@
 import { PollContext } from 'n8n-core';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { resetRequestBudgets } from '../../../nodes/shared/transport';
+import { forgetRefusedParameters, resetRequestBudgets } from '../../../nodes/shared/transport';
 import { AgencyInboxProposalTrigger } from '../../../nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node';
-import { startSandbox } from '../../../sandbox';
+import { SINGLE_READINGS, startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
 import { sandboxControl } from '../../helpers/sandboxControl';
 import { LoopbackProxy } from './loopbackProxy';
@@ -61,11 +61,13 @@ async function activated(sandbox: Sandbox, parameters: INodeParameters = {}, bas
 	return trigger;
 }
 
-describe('Agency Inbox Proposal Trigger against the sandbox', () => {
+// Every case under each reading of what the spec leaves open: the proposals list takes only the
+// parameters the spec names, so a service that refuses others (400) must not see one.
+describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as const))('Agency Inbox Proposal Trigger against the sandbox, reading %s', (_label, variants) => {
 	let sandbox: Sandbox;
 
 	beforeAll(async () => {
-		sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 2, proposals: 40 });
+		sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 2, proposals: 40, variants });
 	});
 
 	afterAll(async () => {
@@ -74,6 +76,7 @@ describe('Agency Inbox Proposal Trigger against the sandbox', () => {
 
 	beforeEach(async () => {
 		resetRequestBudgets();
+		forgetRefusedParameters();
 		await control(sandbox, 'POST', 'reset');
 		await control(sandbox, 'DELETE', 'requests');
 	});

@@ -4,8 +4,8 @@ import { classifyChange, classifySample, passesFilters } from '../../../nodes/Ag
 import type { PollOptions } from '../../../nodes/AgencyInboxProposalTrigger/pollChanges';
 import { findSampleChange, pollChanges } from '../../../nodes/AgencyInboxProposalTrigger/pollChanges';
 import { isStaleCursorError, sweepProposals } from '../../../nodes/AgencyInboxProposalTrigger/sweep';
-import type { TriggerState } from '../../../nodes/AgencyInboxProposalTrigger/watermark';
-import { bootstrapState, loadState, mergeWithStored, saveState } from '../../../nodes/AgencyInboxProposalTrigger/watermark';
+import type { ProposalTriggerState } from '../../../nodes/AgencyInboxProposalTrigger/state';
+import { bootstrapProposalState, loadProposalState, mergeWithStored, saveProposalState } from '../../../nodes/AgencyInboxProposalTrigger/state';
 import { FakeProposalService } from './fakeService';
 
 const everything: PollOptions = { triggerOn: 'both', resultEvents: [], canContinue: () => true };
@@ -16,7 +16,7 @@ function historicService(count: number, pageSize = 2) {
 	return service;
 }
 
-async function poll(service: FakeProposalService, state: TriggerState, options: PollOptions = everything) {
+async function poll(service: FakeProposalService, state: ProposalTriggerState, options: PollOptions = everything) {
 	const outcome = await pollChanges(state, service.fetchPage, options);
 	return { ...outcome, summary: outcome.changes.map((change) => `${change.trigger}:${change.record.proposal.uid}:${change.resultEvent}`) };
 }
@@ -24,7 +24,7 @@ async function poll(service: FakeProposalService, state: TriggerState, options: 
 describe('pollChanges against an in-memory service', () => {
 	it('emits a new proposal and an update once, then nothing', async () => {
 		const service = historicService(5);
-		let state = bootstrapState(new Date(service.now()));
+		let state = bootstrapProposalState(new Date(service.now()));
 		service.create('prop-new');
 		service.addResult('prop-0002', 'CLIENT_REPLIED');
 		const first = await poll(service, state);
@@ -38,7 +38,7 @@ describe('pollChanges against an in-memory service', () => {
 
 	it('catches a proposal updated between two pages of a sweep at the next poll', async () => {
 		const service = historicService(10);
-		let state = bootstrapState(new Date(service.now()));
+		let state = bootstrapProposalState(new Date(service.now()));
 		for (const uid of ['prop-0001', 'prop-0002', 'prop-0003', 'prop-0004', 'prop-0005']) service.touch(uid);
 		service.beforePage = (index) => {
 			// prop-0001 is the oldest change, on the last page: it moves above the cursor (rule 4).
@@ -55,7 +55,7 @@ describe('pollChanges against an in-memory service', () => {
 
 	it('drops boundary duplicates on uid plus updatedAt and keeps a second proposal at the same time', async () => {
 		const service = historicService(3);
-		let state = bootstrapState(new Date(service.now()));
+		let state = bootstrapProposalState(new Date(service.now()));
 		const at = service.now();
 		service.addResult('prop-0001', 'VIEWED_BY_CLIENT', at);
 		const first = await poll(service, state);
@@ -71,7 +71,7 @@ describe('pollChanges against an in-memory service', () => {
 
 	it('restarts without pageCursor after a stale-cursor 400', async () => {
 		const service = historicService(6);
-		const state = bootstrapState(new Date(service.now()));
+		const state = bootstrapProposalState(new Date(service.now()));
 		for (const uid of ['prop-0001', 'prop-0002', 'prop-0003']) service.touch(uid);
 		const stale = JSON.stringify({ ordering: 'createdAt', at: '', uid: '' });
 		const sweep = await sweepProposals(service.fetchPage, { updatedSince: state.watermark.at, startCursor: stale, canContinue: () => true });
@@ -91,7 +91,7 @@ describe('pollChanges against an in-memory service', () => {
 
 	it('resumes a sweep that ran out of poll time without losing or repeating rows', async () => {
 		const service = historicService(12);
-		let state = bootstrapState(new Date(service.now()));
+		let state = bootstrapProposalState(new Date(service.now()));
 		const changed = ['prop-0001', 'prop-0002', 'prop-0003', 'prop-0004', 'prop-0005', 'prop-0006', 'prop-0007'];
 		for (const uid of changed) service.touch(uid);
 		const onePage: PollOptions = { ...everything, canContinue: () => false };
@@ -115,7 +115,7 @@ describe('pollChanges against an in-memory service', () => {
 
 	it('resumes after a stale-cursor 400 on the stored cursor without repeating what it emitted', async () => {
 		const service = historicService(10);
-		let state = bootstrapState(new Date(service.now()));
+		let state = bootstrapProposalState(new Date(service.now()));
 		for (const uid of ['prop-0001', 'prop-0002', 'prop-0003', 'prop-0004', 'prop-0005']) service.touch(uid);
 		const first = await poll(service, state, { ...everything, canContinue: () => false });
 		expect(first.summary).toEqual(['updated:prop-0004:null', 'updated:prop-0005:null']);
@@ -129,7 +129,7 @@ describe('pollChanges against an in-memory service', () => {
 
 	it('keeps the state small after thousands of updates', async () => {
 		const service = historicService(50, 100);
-		let state = bootstrapState(new Date(service.now()));
+		let state = bootstrapProposalState(new Date(service.now()));
 		for (let round = 0; round < 40; round++) {
 			for (let index = 0; index < 100; index++) service.addResult(`prop-${String((index % 50) + 1).padStart(4, '0')}`, 'VIEWED_BY_CLIENT');
 			state = (await poll(service, state)).state;
@@ -193,11 +193,11 @@ describe('classification and filters', () => {
 	it('stores and reloads its state in static data', () => {
 		const staticData = {};
 		const state = { watermark: { at: '2026-01-01T00:00:00.000Z', uids: ['a'] }, pending: { cursor: 'c' } };
-		saveState(staticData, state);
-		expect(loadState(staticData)).toEqual(state);
-		saveState(staticData, { watermark: state.watermark });
-		expect(loadState(staticData)).toEqual({ watermark: state.watermark });
-		expect(loadState({ watermark: { at: 'nonsense', uids: [] } })).toBeUndefined();
+		saveProposalState(staticData, state);
+		expect(loadProposalState(staticData)).toEqual(state);
+		saveProposalState(staticData, { watermark: state.watermark });
+		expect(loadProposalState(staticData)).toEqual({ watermark: state.watermark });
+		expect(loadProposalState({ watermark: { at: 'nonsense', uids: [] } })).toBeUndefined();
 	});
 });
 
@@ -214,10 +214,10 @@ describe('the stored watermark never moves backwards', () => {
 		expect(mergeWithStored(undefined, older)).toEqual(older);
 	});
 
-	it('saveState reads what is stored at the moment it writes', () => {
+	it('saveProposalState reads what is stored at the moment it writes', () => {
 		const staticData: IDataObject = {};
-		saveState(staticData, { watermark: at('2026-11-23T10:00:00.000Z', ['prop-2']) });
-		saveState(staticData, { watermark: at('2026-11-23T09:00:00.000Z', ['prop-1']), pending: { cursor: 'stale' } });
+		saveProposalState(staticData, { watermark: at('2026-11-23T10:00:00.000Z', ['prop-2']) });
+		saveProposalState(staticData, { watermark: at('2026-11-23T09:00:00.000Z', ['prop-1']), pending: { cursor: 'stale' } });
 		expect(staticData).toEqual({ watermark: at('2026-11-23T10:00:00.000Z', ['prop-2']) });
 	});
 });

@@ -1,16 +1,17 @@
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 import { toolDescription, withToolArgument } from '../../shared/asTool';
+import { throughPipeline, type Operation } from '../../shared/declarativeRequest';
 import { requireIdentifier } from '../../shared/inputs';
 
 const show = { resource: ['bidIntent'], operation: ['cancel'] };
 
-export const bidIntentCancelOperation: INodePropertyOptions = {
+export const bidIntentCancelOperation: Operation = {
 	name: 'Cancel',
 	value: 'cancel',
 	action: 'Cancel a scheduled bid intent',
 	description: 'Cancel a bid that the automatic bidder has scheduled',
-	routing: { request: { method: 'DELETE' }, send: { paginate: true } },
+	routing: throughPipeline({ method: 'DELETE' }),
 };
 
 export const bidIntentCancelProperties: INodeProperties[] = [

@@ -1,16 +1,9 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { operationSelector } from '../../shared/descriptions';
 import { bidIntentCancelOperation, bidIntentCancelProperties } from './cancel';
 
 export const bidIntentDescription: INodeProperties[] = [
-	{
-		displayName: 'Operation',
-		name: 'operation',
-		type: 'options',
-		noDataExpression: true,
-		displayOptions: { show: { resource: ['bidIntent'] } },
-		options: [bidIntentCancelOperation],
-		default: 'cancel',
-	},
+	operationSelector('bidIntent', [bidIntentCancelOperation], 'cancel'),
 	...bidIntentCancelProperties,
 ];

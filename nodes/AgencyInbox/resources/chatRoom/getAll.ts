@@ -1,20 +1,18 @@
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 import { compactRoom } from '../../../shared/compactRecords';
 import { toolDescription, toolResultControls } from '../../shared/asTool';
+import { throughPipeline, type Operation } from '../../shared/declarativeRequest';
 import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['chatRoom'], operation: ['getAll'] };
 
-export const chatRoomGetAllOperation: INodePropertyOptions = {
+export const chatRoomGetAllOperation: Operation = {
 	name: 'Get Many',
 	value: 'getAll',
 	action: 'Get many chat rooms',
 	description: 'Get many Master Inbox chat rooms, most recent message first by default',
-	routing: {
-		request: { method: 'GET', url: '/v1/master-inbox/rooms' },
-		send: { paginate: true },
-	},
+	routing: throughPipeline({ method: 'GET', url: '/v1/master-inbox/rooms' }),
 };
 
 export const chatRoomGetAllProperties: INodeProperties[] = [

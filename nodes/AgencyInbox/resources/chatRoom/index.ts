@@ -1,16 +1,9 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { operationSelector } from '../../shared/descriptions';
 import { chatRoomGetAllOperation, chatRoomGetAllProperties } from './getAll';
 
 export const chatRoomDescription: INodeProperties[] = [
-	{
-		displayName: 'Operation',
-		name: 'operation',
-		type: 'options',
-		noDataExpression: true,
-		displayOptions: { show: { resource: ['chatRoom'] } },
-		options: [chatRoomGetAllOperation],
-		default: 'getAll',
-	},
+	operationSelector('chatRoom', [chatRoomGetAllOperation], 'getAll'),
 	...chatRoomGetAllProperties,
 ];

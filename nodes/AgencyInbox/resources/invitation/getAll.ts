@@ -1,20 +1,18 @@
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 import { compactInvitation } from '../../../shared/compactRecords';
 import { toolDescription, toolResultControls } from '../../shared/asTool';
+import { throughPipeline, type Operation } from '../../shared/declarativeRequest';
 import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['invitation'], operation: ['getAll'] };
 
-export const invitationGetAllOperation: INodePropertyOptions = {
+export const invitationGetAllOperation: Operation = {
 	name: 'Get Many',
 	value: 'getAll',
 	action: 'Get many invitations',
 	description: 'Get many job invitations received by the agency',
-	routing: {
-		request: { method: 'GET', url: '/v1/agency/invitations' },
-		send: { paginate: true },
-	},
+	routing: throughPipeline({ method: 'GET', url: '/v1/agency/invitations' }),
 };
 
 export const invitationGetAllProperties: INodeProperties[] = [

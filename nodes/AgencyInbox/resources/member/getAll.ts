@@ -1,20 +1,18 @@
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 import { compactMember } from '../../../shared/compactRecords';
 import { toolDescription, toolResultControls } from '../../shared/asTool';
+import { throughPipeline, type Operation } from '../../shared/declarativeRequest';
 import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['member'], operation: ['getAll'] };
 
-export const memberGetAllOperation: INodePropertyOptions = {
+export const memberGetAllOperation: Operation = {
 	name: 'Get Many',
 	value: 'getAll',
 	action: 'Get many members',
 	description: 'Get many members of the agency',
-	routing: {
-		request: { method: 'GET', url: '/v1/agency/members' },
-		send: { paginate: true },
-	},
+	routing: throughPipeline({ method: 'GET', url: '/v1/agency/members' }),
 };
 
 export const memberGetAllProperties: INodeProperties[] = [

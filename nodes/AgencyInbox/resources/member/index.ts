@@ -1,16 +1,9 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { operationSelector } from '../../shared/descriptions';
 import { memberGetAllOperation, memberGetAllProperties } from './getAll';
 
 export const memberDescription: INodeProperties[] = [
-	{
-		displayName: 'Operation',
-		name: 'operation',
-		type: 'options',
-		noDataExpression: true,
-		displayOptions: { show: { resource: ['member'] } },
-		options: [memberGetAllOperation],
-		default: 'getAll',
-	},
+	operationSelector('member', [memberGetAllOperation], 'getAll'),
 	...memberGetAllProperties,
 ];

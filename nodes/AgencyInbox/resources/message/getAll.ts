@@ -1,17 +1,18 @@
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 import { compactStory } from '../../../shared/compactRecords';
 import { toolDescription, toolResultControls } from '../../shared/asTool';
+import { throughPipeline, type Operation } from '../../shared/declarativeRequest';
 import { filtersCollection, listControls } from '../../shared/descriptions';
 
 const show = { resource: ['message'], operation: ['getAll'] };
 
-export const messageGetAllOperation: INodePropertyOptions = {
+export const messageGetAllOperation: Operation = {
 	name: 'Get Many',
 	value: 'getAll',
 	action: 'Get many messages in a room',
 	description: 'Get many messages of a chat room',
-	routing: { request: { method: 'GET' }, send: { paginate: true } },
+	routing: throughPipeline({ method: 'GET' }),
 };
 
 export const messageGetAllProperties: INodeProperties[] = [

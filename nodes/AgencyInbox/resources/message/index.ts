@@ -1,20 +1,12 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { withToolArgument } from '../../shared/asTool';
-import { roomLocator } from '../../shared/descriptions';
+import { operationSelector, roomLocator } from '../../shared/descriptions';
 import { messageGetAllOperation, messageGetAllProperties } from './getAll';
 import { messageSendOperation, messageSendProperties } from './send';
 
 export const messageDescription: INodeProperties[] = [
-	{
-		displayName: 'Operation',
-		name: 'operation',
-		type: 'options',
-		noDataExpression: true,
-		displayOptions: { show: { resource: ['message'] } },
-		options: [messageGetAllOperation, messageSendOperation],
-		default: 'getAll',
-	},
+	operationSelector('message', [messageGetAllOperation, messageSendOperation], 'getAll'),
 	...withToolArgument(
 		roomLocator({ resource: ['message'], operation: ['getAll', 'send'] }),
 		'roomId',

@@ -1,17 +1,18 @@
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 import { toolDescription, withToolArgument } from '../../shared/asTool';
+import { throughPipeline, type Operation } from '../../shared/declarativeRequest';
 import { freelancerLocator } from '../../shared/descriptions';
 import { rejectBlankMessage } from '../../shared/inputs';
 
 const show = { resource: ['message'], operation: ['send'] };
 
-export const messageSendOperation: INodePropertyOptions = {
+export const messageSendOperation: Operation = {
 	name: 'Send',
 	value: 'send',
 	action: 'Send a message to a room',
 	description: 'Send a plain-text message into a chat room on behalf of a freelancer',
-	routing: { request: { method: 'POST' }, send: { paginate: true } },
+	routing: throughPipeline({ method: 'POST' }),
 };
 
 export const messageSendProperties: INodeProperties[] = [

@@ -1,16 +1,17 @@
-import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 import { toolDescription, withToolArgument } from '../../shared/asTool';
+import { throughPipeline, type Operation } from '../../shared/declarativeRequest';
 import { proposalLocator, simplifyOption } from '../../shared/descriptions';
 
 const show = { resource: ['proposal'], operation: ['get'] };
 
-export const proposalGetOperation: INodePropertyOptions = {
+export const proposalGetOperation: Operation = {
 	name: 'Get',
 	value: 'get',
 	action: 'Get a proposal',
 	description: 'Get a proposal with its job, client and freelancer',
-	routing: { request: { method: 'GET' }, send: { paginate: true } },
+	routing: throughPipeline({ method: 'GET' }),
 };
 
 export const proposalGetProperties: INodeProperties[] = [

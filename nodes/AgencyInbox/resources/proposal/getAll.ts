@@ -1,22 +1,20 @@
-import type { IDataObject, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
 import { PROPOSAL_STATUS_OPTIONS } from '../../../shared/proposalStatuses';
 import { simplifyProposal } from '../../../shared/simplifyProposal';
 import { toolDescription, toolResultControls } from '../../shared/asTool';
+import { throughPipeline, type Operation } from '../../shared/declarativeRequest';
 import { filtersCollection, listControls, simplifyOption } from '../../shared/descriptions';
 import { sendUpdatedSinceWithOffset } from '../../shared/inputs';
 
 const show = { resource: ['proposal'], operation: ['getAll'] };
 
-export const proposalGetAllOperation: INodePropertyOptions = {
+export const proposalGetAllOperation: Operation = {
 	name: 'Get Many',
 	value: 'getAll',
 	action: 'Get many proposals',
 	description: 'Get many proposals of the agency, by creation time, or most recently updated first with Updated Since',
-	routing: {
-		request: { method: 'GET', url: '/v1/agency/proposals' },
-		send: { paginate: true },
-	},
+	routing: throughPipeline({ method: 'GET', url: '/v1/agency/proposals' }),
 };
 
 export const proposalGetAllProperties: INodeProperties[] = [

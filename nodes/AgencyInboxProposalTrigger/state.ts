@@ -12,7 +12,7 @@ export interface PendingSweep {
 	floor?: Mark;
 }
 
-export interface TriggerState {
+export interface ProposalTriggerState {
 	/** Highest `updatedAt` received from the service (never the clock, except the bootstrap value). */
 	watermark: Mark;
 	pending?: PendingSweep;
@@ -24,7 +24,7 @@ export interface TriggerState {
  * per page of the agency's whole history (hundreds at 20 per minute) to produce nothing: skipped.
  * Everything that changes from now on carries an `updatedAt` at or after the noted time.
  */
-export function bootstrapState(now: Date): TriggerState {
+export function bootstrapProposalState(now: Date): ProposalTriggerState {
 	return { watermark: { at: now.toISOString(), uids: [] } };
 }
 
@@ -38,9 +38,9 @@ function isPendingSweep(value: unknown): value is PendingSweep {
 }
 
 /** The state kept in the node's static data, or undefined before the first activation. */
-export function loadState(staticData: IDataObject): TriggerState | undefined {
+export function loadProposalState(staticData: IDataObject): ProposalTriggerState | undefined {
 	if (!isMark(staticData.watermark)) return undefined;
-	const state: TriggerState = { watermark: staticData.watermark };
+	const state: ProposalTriggerState = { watermark: staticData.watermark };
 	if (isPendingSweep(staticData.pending)) state.pending = staticData.pending;
 	return state;
 }
@@ -50,7 +50,7 @@ export function loadState(staticData: IDataObject): TriggerState | undefined {
  * proposal the other took there (the service's times are milliseconds: a change can share one with
  * the activation's starting point).
  */
-export function isOlderState(stored: TriggerState | undefined, than: TriggerState): boolean {
+export function isOlderProposalState(stored: ProposalTriggerState | undefined, than: ProposalTriggerState): boolean {
 	if (!stored) return true;
 	const order = compareMarks(stored.watermark, than.watermark);
 	return order < 0 || (order === 0 && than.watermark.uids.some((uid) => !stored.watermark.uids.includes(uid)));
@@ -61,7 +61,7 @@ export function isOlderState(stored: TriggerState | undefined, than: TriggerStat
  * overlapped and finished first). The stored watermark never moves backwards; at the same time the
  * uids taken there are united.
  */
-export function mergeWithStored(stored: TriggerState | undefined, polled: TriggerState): TriggerState {
+export function mergeWithStored(stored: ProposalTriggerState | undefined, polled: ProposalTriggerState): ProposalTriggerState {
 	if (!stored) return polled;
 	const order = compareMarks(stored.watermark, polled.watermark);
 	if (order > 0) return stored;
@@ -71,8 +71,8 @@ export function mergeWithStored(stored: TriggerState | undefined, polled: Trigge
 }
 
 /** Writes the poll's state into the node's static data, never moving the stored watermark backwards. */
-export function saveState(staticData: IDataObject, polled: TriggerState): void {
-	const state = mergeWithStored(loadState(staticData), polled);
+export function saveProposalState(staticData: IDataObject, polled: ProposalTriggerState): void {
+	const state = mergeWithStored(loadProposalState(staticData), polled);
 	staticData.watermark = state.watermark as unknown as IDataObject;
 	if (state.pending) staticData.pending = state.pending as unknown as IDataObject;
 	else delete staticData.pending;
