@@ -1,5 +1,4 @@
 import type {
-	IDataObject,
 	IExecuteFunctions,
 	IHookFunctions,
 	INodeExecutionData,
@@ -12,12 +11,10 @@ import type {
 import { MAIN_CONNECTION } from '../shared/n8nVersions';
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
-import { deliveryLogFor, runLogFor } from './deliveryLog';
 import { isEventSelected } from './envelope';
-import { claimRuns } from './runClaims';
+import { acceptDelivery, claimRuns, releaseTrigger } from './onceOnly';
 import { isServiceSender } from './senderAllowlist';
-import { signingKeyFor } from './signingSecret';
-import { verifySignature } from './verifySignature';
+import { verifyWithCredential } from './signingSecret';
 
 interface TriggerOptions {
 	verifySignatures?: boolean;
@@ -34,26 +31,6 @@ function refuse(response: PlainResponse, status: number, message: string): IWebh
 	response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
 	response.end(JSON.stringify({ message }));
 	return { noWebhookResponse: true };
-}
-
-/** Static data key of the accepted deliveries (0.1.0 kept a plain list under the same key). */
-const DELIVERY_LOG_KEY = 'acceptedDeliveries';
-
-/**
- * Field of a delivery's item that carries the accepting process's recent ids to the run; `execute()`
- * removes it before anything downstream sees the item.
- */
-const CARRIED_DELIVERIES_FIELD = 'deliveriesAcceptedRecently';
-
-function withoutCarriedDeliveries(item: INodeExecutionData): INodeExecutionData {
-	const json = { ...item.json };
-	delete json[CARRIED_DELIVERIES_FIELD];
-	return { ...item, json };
-}
-
-/** A trigger node across requests and runs: its workflow's id and its node id. */
-function triggerKey(context: IWebhookFunctions | IExecuteFunctions): string {
-	return `${context.getWorkflow().id}/${context.getNode().id}`;
 }
 
 /** A 200 that starts no run: for replays and events the node does not listen to. */
@@ -169,7 +146,9 @@ export class AgencyInboxTrigger implements INodeType {
 				await assertReadyToReceive.call(this);
 				return true;
 			},
+			// Runs when the workflow is deactivated: only what this process keeps is let go.
 			async delete(this: IHookFunctions): Promise<boolean> {
+				releaseTrigger(this);
 				return true;
 			},
 		},
@@ -187,64 +166,27 @@ export class AgencyInboxTrigger implements INodeType {
 
 		let verified: { id: string; timestampSeconds: number } | undefined;
 		if (options.verifySignatures !== false) {
-			const signingKey = signingKeyFor(await this.getCredentials('agencyInboxApi'), this.getMode());
-			if ('problem' in signingKey) return refuse(response, 401, signingKey.problem);
-			const result = verifySignature(signingKey.key, request.rawBody ?? Buffer.alloc(0), request.headers);
+			const result = await verifyWithCredential(this, request.rawBody ?? Buffer.alloc(0), request.headers);
+			if ('problem' in result) return refuse(response, 401, result.problem);
 			if (!result.valid) return refuse(response, 401, `Webhook signature verification failed: ${result.reason}`);
 			verified = result;
 		}
 
 		const delivery = deliveryFromRequest(request, verified);
-		const log = deliveryLogFor(triggerKey(this));
-		const now = Date.now();
-		log.absorb(this.getWorkflowStaticData('node')[DELIVERY_LOG_KEY], now);
-		if (delivery.deliveryId && log.has(delivery.deliveryId)) {
-			return acknowledgeWithoutRun('Delivery already accepted; no second run');
-		}
 		const selectedEvents = this.getNodeParameter('events', ['*']) as string[];
 		if (!isEventSelected(delivery.event, selectedEvents)) {
 			return acknowledgeWithoutRun(`Event ${delivery.event} is not selected in the trigger; no run`);
 		}
-		// Remembered at once in this process, so an overlapping re-delivery cannot start a second run.
-		if (delivery.deliveryId) log.add(delivery.deliveryId, now);
-		const item = { ...delivery, [CARRIED_DELIVERIES_FIELD]: log.recent(now) };
+		const acceptance = acceptDelivery(this, delivery);
+		if (!acceptance.accepted) return acknowledgeWithoutRun('Delivery already accepted; no second run');
 		return {
-			workflowData: [[{ json: item as unknown as IDataObject }]],
+			workflowData: [[{ json: acceptance.item }]],
 			webhookResponse: { message: 'Delivery accepted; run started', deliveryId: delivery.deliveryId },
 		};
 	}
 
-	/**
-	 * The first step of the run a delivery started: decides whether this run is the delivery's one run
-	 * (runClaims), and records the accepted ids in the node's static data. n8n saves static data changed
-	 * during a run when the run ends, but drops changes made in `webhook()` (the run builds a new Workflow
-	 * over the same static data, which clears its "changed" flag). In queue mode this runs on a worker:
-	 * the item brings the webhook process's recent ids, so the save this run makes carries them even when
-	 * another run saved in between. A delivery whose run started before, here or in another process, or
-	 * starts in another process at the same moment, stops here, so the rest of the workflow runs once.
-	 */
+	/** The first step of the run a delivery started: the run goes on only if it is the delivery's one run (onceOnly.ts). */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const received = this.getInputData();
-		const items = received.map(withoutCarriedDeliveries);
-		if (this.getMode() === 'manual') return [items];
-		const staticData = this.getWorkflowStaticData('node');
-		const key = triggerKey(this);
-		const log = deliveryLogFor(key);
-		const runs = runLogFor(key);
-		const now = Date.now();
-		const deliveryIdOf = (item: INodeExecutionData) => (typeof item.json.deliveryId === 'string' && item.json.deliveryId) || undefined;
-		// Taken in this process before anything is awaited: an overlapping run of the same id stops here.
-		const startedHere = [...new Set(items.map(deliveryIdOf))].filter((deliveryId): deliveryId is string => !!deliveryId && !runs.has(deliveryId));
-		for (const deliveryId of startedHere) runs.add(deliveryId, now);
-		const owned = await claimRuns(this, key, staticData, runs, startedHere, now);
-
-		log.absorb(staticData[DELIVERY_LOG_KEY], now);
-		for (const item of received) log.absorb(item.json[CARRIED_DELIVERIES_FIELD], now);
-		for (const deliveryId of startedHere) log.add(deliveryId, now);
-		staticData[DELIVERY_LOG_KEY] = log.buckets;
-		return [items.filter((item) => {
-			const deliveryId = deliveryIdOf(item);
-			return deliveryId === undefined || owned.has(deliveryId);
-		})];
+		return [await claimRuns(this, this.getInputData())];
 	}
 }

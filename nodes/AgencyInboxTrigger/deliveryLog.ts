@@ -3,31 +3,34 @@ import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 /**
- * Which deliveries a trigger node has accepted, so a re-delivery of one starts no second run.
+ * A compact memory of delivery ids: a data structure only (onceOnly.ts decides what goes in and where
+ * it is kept).
  *
  * What it must cover: the service retries a delivery whose 200 got lost 5 s, 5 min, 30 min, 2 h, 5 h
- * and 10 h after a failure (17.6 h in all); replays of a captured request are already refused after
- * 5 minutes by the timestamp check. So every id accepted in the last 24 hours is remembered, at up to
- * 10,000 deliveries a day with room to spare.
+ * and 10 h after each failure (17.6 h after the first attempt); replays of a captured request are
+ * refused after 5 minutes by the timestamp check. So an id is remembered for at least 18 hours.
  *
  * How it is kept small: an id is stored as 48 bits of its SHA-256 (8 base64url characters), in
- * buckets per hour of acceptance, so expiry drops whole buckets. A stored form is an object
- * { "<hours since epoch>": "<8 characters per id, concatenated>" }. Two ids share a digest with
- * probability 2^-48 each: at 10,000 remembered ids, one new delivery in about 28 billion would be
- * taken for a re-delivery.
+ * buckets per hour of acceptance, so expiry drops whole buckets (an id stays 18 to 19 hours). A stored
+ * form is an object { "<hours since epoch>": "<8 characters per id, concatenated>" }. Two ids share a
+ * digest with probability 2^-48 each: at the cap of 120,000 remembered ids, one new delivery in about
+ * 2.3 billion would be taken for a re-delivery.
+ *
+ * Beyond the cap (MAX_REMEMBERED_DELIVERIES within 19 hours) the oldest hours are dropped before their
+ * time; `incompleteUntil` then says until when a re-delivery might not be recognised.
  */
-export const DELIVERY_MEMORY_MS = 24 * 60 * 60 * 1000;
-export const MAX_REMEMBERED_DELIVERIES = 50_000;
+export const DELIVERY_MEMORY_MS = 18 * 60 * 60 * 1000;
+export const MAX_REMEMBERED_DELIVERIES = 120_000;
 
 const BUCKET_MS = 60 * 60 * 1000;
 const DIGEST_CHARS = 8;
-/** At most this many digests travel with a delivery's run (8 KB): about two hours at 10,000 a day. */
+/** At most this many digests travel with a delivery's run (8 KB). */
 export const MAX_CARRIED_DELIVERIES = 1_000;
 
 /** Hour bucket -> concatenated digests, oldest first within a bucket. */
 export type StoredDeliveries = Record<string, string>;
 
-export function deliveryDigest(deliveryId: string): string {
+function deliveryDigest(deliveryId: string): string {
 	return createHash('sha256').update(deliveryId).digest('base64url').slice(0, DIGEST_CHARS);
 }
 
@@ -79,8 +82,8 @@ export function isStored(stored: unknown, deliveryId: string): boolean {
 }
 
 /**
- * One trigger node's memory in this process. `buckets` is the very object the node puts into its
- * static data, so whichever save n8n makes last carries every id this process knows by then.
+ * The ids of one trigger node in one process. `buckets` is the stored form, kept up to date, so it
+ * can be put into static data as it is.
  */
 export class DeliveryLog {
 	readonly buckets: StoredDeliveries = {};
@@ -91,6 +94,16 @@ export class DeliveryLog {
 
 	/** The hour of the last expiry check. */
 	private checkedHour = -1;
+
+	/** The newest hour dropped; what others stored of it is not taken back in. */
+	private forgottenThroughHour = -1;
+
+	/** Until then a re-delivery may go unrecognised: ids younger than the memory were dropped (the cap). */
+	incompleteUntil = 0;
+
+	get count(): number {
+		return this.size;
+	}
 
 	has(deliveryId: string): boolean {
 		return this.digests.has(deliveryDigest(deliveryId));
@@ -123,7 +136,7 @@ export class DeliveryLog {
 	absorb(stored: unknown, nowMs: number): void {
 		const oldestKept = oldestHourKept(nowMs);
 		for (const [hour, bucket] of storedBuckets(stored)) {
-			if (Number(hour) < oldestKept) continue;
+			if (Number(hour) < oldestKept || Number(hour) <= this.forgottenThroughHour) continue;
 			const ours = this.buckets[hour];
 			// The usual case: what was loaded is what this process wrote, or an earlier state of it.
 			// (slice and ===, not startsWith, which V8 runs far slower on these strings.)
@@ -150,6 +163,8 @@ export class DeliveryLog {
 		let dropped = false;
 		for (const hour of hours) {
 			if (hour >= oldestKept && this.size <= MAX_REMEMBERED_DELIVERIES) break;
+			if (hour >= oldestKept) this.incompleteUntil = Math.max(this.incompleteUntil, (hour + 1) * BUCKET_MS + DELIVERY_MEMORY_MS);
+			this.forgottenThroughHour = Math.max(this.forgottenThroughHour, hour);
 			this.size -= this.buckets[hour].length / DIGEST_CHARS;
 			delete this.buckets[hour];
 			dropped = true;
@@ -159,30 +174,4 @@ export class DeliveryLog {
 			for (const bucket of Object.values(this.buckets)) for (const digest of digestsOf(bucket)) this.digests.add(digest);
 		}
 	}
-}
-
-function logIn(logs: Map<string, DeliveryLog>, trigger: string): DeliveryLog {
-	let log = logs.get(trigger);
-	if (!log) {
-		log = new DeliveryLog();
-		logs.set(trigger, log);
-	}
-	return log;
-}
-
-const acceptedLogs = new Map<string, DeliveryLog>();
-const runLogs = new Map<string, DeliveryLog>();
-
-/** The deliveries a trigger node (workflow id and node id) accepted or learnt of, for the life of the n8n process. */
-export function deliveryLogFor(trigger: string): DeliveryLog {
-	return logIn(acceptedLogs, trigger);
-}
-
-/**
- * The deliveries whose run this process started. Kept apart from the accepted ones because in a
- * single n8n the process that accepts a delivery also runs it; in queue mode it tells a worker that
- * a second webhook process queued the same delivery again.
- */
-export function runLogFor(trigger: string): DeliveryLog {
-	return logIn(runLogs, trigger);
 }

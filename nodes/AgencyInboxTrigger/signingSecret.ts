@@ -1,6 +1,7 @@
-import type { ICredentialDataDecryptedObject, WorkflowExecuteMode } from 'n8n-workflow';
+import type { ICredentialDataDecryptedObject, IWebhookFunctions, WorkflowExecuteMode } from 'n8n-workflow';
 
-import { decodeSigningSecret } from './verifySignature';
+import { CREDENTIAL_TYPE } from '../shared/transport';
+import { decodeSigningSecret, verifySignature, type IncomingHeaders, type VerificationResult } from './verifySignature';
 
 export interface SigningSecretSetting {
 	/** Credential field that holds the secret for the URL in use. */
@@ -39,4 +40,35 @@ export function signingKeyFor(credentials: ICredentialDataDecryptedObject, mode:
 		};
 	}
 	return { key };
+}
+
+/** How long a key read from the credential is used before the credential is read again. */
+export const KEY_KEPT_MS = 10_000;
+const keptKeys = new Map<string, { key: Buffer; until: number }>();
+
+async function keyFromCredential(context: IWebhookFunctions, keptAs: string): Promise<SigningKey> {
+	const signingKey = signingKeyFor(await context.getCredentials(CREDENTIAL_TYPE), context.getMode());
+	if ('key' in signingKey) keptKeys.set(keptAs, { key: signingKey.key, until: Date.now() + KEY_KEPT_MS });
+	else keptKeys.delete(keptAs);
+	return signingKey;
+}
+
+/**
+ * Verifies a delivery with the signing secret of the URL in use, or says what the user must set.
+ * Reading the credential in webhook() makes n8n acquire an expression isolate of its own (its
+ * credentials helper resolves expressions in a workflow it builds for that), about a tenth of what a
+ * delivery costs n8n 2.x, so the key is kept per trigger node and URL for KEY_KEPT_MS. A signature that
+ * does not verify with a kept key is checked again with the credential read anew: a secret just pasted
+ * applies at once, and one removed from the credential is still accepted for at most KEY_KEPT_MS.
+ */
+export async function verifyWithCredential(context: IWebhookFunctions, rawBody: Buffer, headers: IncomingHeaders): Promise<VerificationResult | { problem: string }> {
+	const credential = context.getNode().credentials?.[CREDENTIAL_TYPE];
+	const keptAs = `${context.getWorkflow().id}/${context.getNode().id}/${credential?.id ?? credential?.name}/${context.getMode()}`;
+	const kept = keptKeys.get(keptAs);
+	if (kept && kept.until > Date.now()) {
+		const result = verifySignature(kept.key, rawBody, headers);
+		if (result.valid) return result;
+	}
+	const signingKey = await keyFromCredential(context, keptAs);
+	return 'problem' in signingKey ? signingKey : verifySignature(signingKey.key, rawBody, headers);
 }

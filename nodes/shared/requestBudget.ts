@@ -4,6 +4,8 @@ import { sleep } from 'n8n-workflow';
 /** One request admitted by the budget; it keeps its place in the window until it is answered. */
 export interface BudgetSlot {
 	answeredAt?: number;
+	/** The order of the run that sent it (runOrder.ts); none outside a run. */
+	order?: number;
 }
 
 export interface BudgetTiming {
@@ -13,6 +15,11 @@ export interface BudgetTiming {
 	marginMs: number;
 	/** How often to look again while every slot is held by an unanswered request. */
 	busyPollMs: number;
+	/**
+	 * How long after its last answer a run may still send its next request: while few places are
+	 * free, one is kept for each older run that sent within this time, so it finishes first.
+	 */
+	followUpMs?: number;
 }
 
 /**
@@ -23,28 +30,76 @@ export function budgetKeyFor(apiKey: string, baseUrl: string): string {
 	return createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex');
 }
 
+/** The key's list in the map, created empty the first time. */
+function listOf<T>(lists: Map<string, T[]>, key: string): T[] {
+	let list = lists.get(key);
+	if (!list) {
+		list = [];
+		lists.set(key, list);
+	}
+	return list;
+}
+
+/** A request waiting for a slot; the queue is sorted by `order`, then by arrival. */
+interface Waiter {
+	order: number;
+	arrival: number;
+	/** Set while the waiter waits for its turn at the head of the queue. */
+	wake?: () => void;
+}
+
 /**
  * Rolling-window request budget per API key. A slot counts from the moment the request is sent
  * until one window after its answer arrived: the service counts the request somewhere in between,
  * so the service's own window never sees more than `limit` requests.
+ *
+ * Requests that wait are served lowest `order` first (the pipeline passes the time the run's
+ * delivery was accepted, see runOrder.ts), so in a burst the oldest run gets the next slot, also for
+ * its second and later requests, instead of whichever timer fires first. And while few places are
+ * free, a request leaves one for each older run that was answered just now (`followUpMs`) and will
+ * likely ask again (the reply after Get Proposal): in a burst the oldest runs finish in the first
+ * window instead of every run getting its first request there and its last one a window later.
  */
 export class RollingWindowBudget {
 	private readonly slotsByKey = new Map<string, BudgetSlot[]>();
 
 	private readonly pausedUntilByKey = new Map<string, number>();
 
+	private readonly queueByKey = new Map<string, Waiter[]>();
+
+	private arrivals = 0;
+
 	constructor(private readonly timing: BudgetTiming) {}
 
-	/** Waits until the key has a free slot, then takes it. */
-	async acquire(budgetKey: string, limit: number): Promise<BudgetSlot> {
-		for (;;) {
-			const waitMs = this.waitBeforeNextSlot(budgetKey, limit, Date.now());
-			if (waitMs <= 0) {
-				const slot: BudgetSlot = {};
-				this.slotsOf(budgetKey).push(slot);
-				return slot;
+	/**
+	 * Waits until the key has a free slot and no waiter of a lower order is ahead, then takes it.
+	 * `runOrder` is the order of the run the request belongs to; a request outside a run queues by its
+	 * own arrival and has no follow-up kept for it.
+	 */
+	async acquire(budgetKey: string, limit: number, runOrder?: number): Promise<BudgetSlot> {
+		const queue = this.queueOf(budgetKey);
+		const order = runOrder ?? Date.now();
+		const waiter: Waiter = { order, arrival: this.arrivals++ };
+		const behind = queue.findIndex((other) => other.order > order);
+		queue.splice(behind === -1 ? queue.length : behind, 0, waiter);
+		try {
+			for (;;) {
+				if (queue[0] !== waiter) {
+					await new Promise<void>((resolve) => (waiter.wake = resolve));
+					continue;
+				}
+				const waitMs = this.waitBeforeNextSlot(budgetKey, limit, Date.now(), order);
+				if (waitMs <= 0) {
+					const slot: BudgetSlot = { order: runOrder };
+					this.slotsOf(budgetKey).push(slot);
+					return slot;
+				}
+				// A waiter of a lower order may arrive meanwhile: it then takes this place at the head.
+				await sleep(waitMs);
 			}
-			await sleep(waitMs);
+		} finally {
+			queue.splice(queue.indexOf(waiter), 1);
+			this.wakeHead(queue);
 		}
 	}
 
@@ -58,12 +113,14 @@ export class RollingWindowBudget {
 		this.pausedUntilByKey.set(budgetKey, Math.max(time, this.pausedUntilByKey.get(budgetKey) ?? 0));
 	}
 
-	/** Milliseconds to wait before the key may send again; 0 when it may send now. */
-	waitBeforeNextSlot(budgetKey: string, limit: number, now: number): number {
+	/** Milliseconds to wait before a request of the given order may be sent; 0 when it may go now. */
+	waitBeforeNextSlot(budgetKey: string, limit: number, now: number, order = -Infinity): number {
 		const pausedFor = (this.pausedUntilByKey.get(budgetKey) ?? 0) - now;
 		if (pausedFor > 0) return pausedFor;
 		const slots = this.dropExpiredSlots(budgetKey, now);
-		if (slots.length < Math.max(1, limit)) return 0;
+		const free = Math.max(1, limit) - slots.length;
+		if (free > this.keptForOlderRuns(budgetKey, slots, order, now)) return 0;
+		if (free > 0) return this.timing.busyPollMs;
 		const expiries = slots.filter((slot) => slot.answeredAt !== undefined).map((slot) => this.expiryOf(slot));
 		if (expiries.length === 0) return this.timing.busyPollMs;
 		return Math.max(1, Math.min(...expiries) - now);
@@ -75,17 +132,37 @@ export class RollingWindowBudget {
 		this.pausedUntilByKey.clear();
 	}
 
+	/** Older runs answered within followUpMs (or still waiting for an answer) that have no request in the queue. */
+	private keptForOlderRuns(budgetKey: string, slots: BudgetSlot[], order: number, now: number): number {
+		const followUpMs = this.timing.followUpMs ?? 0;
+		const queued = new Set(this.queueOf(budgetKey).map((waiter) => waiter.order));
+		const olderRuns = new Set<number>();
+		for (const slot of slots) {
+			if (slot.order === undefined || slot.order >= order || queued.has(slot.order)) continue;
+			if (slot.answeredAt === undefined || now - slot.answeredAt <= followUpMs) olderRuns.add(slot.order);
+		}
+		return olderRuns.size;
+	}
+
+	/** Hands the turn to the new head of the queue, if it is waiting for it. */
+	private wakeHead(queue: Waiter[]): void {
+		const head = queue[0];
+		const wake = head?.wake;
+		if (!wake) return;
+		head.wake = undefined;
+		wake();
+	}
+
 	private expiryOf(slot: BudgetSlot): number {
 		return (slot.answeredAt ?? Infinity) + this.timing.windowMs + this.timing.marginMs;
 	}
 
 	private slotsOf(budgetKey: string): BudgetSlot[] {
-		let slots = this.slotsByKey.get(budgetKey);
-		if (!slots) {
-			slots = [];
-			this.slotsByKey.set(budgetKey, slots);
-		}
-		return slots;
+		return listOf(this.slotsByKey, budgetKey);
+	}
+
+	private queueOf(budgetKey: string): Waiter[] {
+		return listOf(this.queueByKey, budgetKey);
 	}
 
 	private dropExpiredSlots(budgetKey: string, now: number): BudgetSlot[] {

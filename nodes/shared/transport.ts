@@ -18,6 +18,7 @@ import { toNodeApiError } from './errors';
 import type { Envelope } from './pagination';
 import { collectRecords } from './pagination';
 import { budgetKeyFor, RollingWindowBudget, shareOfBudget } from './requestBudget';
+import { runOrderOf, type RunContext } from './runOrder';
 
 export { toNodeApiError } from './errors';
 export { collectRecords, pagesOf } from './pagination';
@@ -35,6 +36,8 @@ export const pipelineTiming = {
 	windowMs: 60_000,
 	marginMs: 20,
 	busyPollMs: 25,
+	/** A run's next request (the reply after Get Proposal) comes within this time after an answer. */
+	followUpMs: 2_000,
 	/** Least wait after a 429, so a Retry-After of 0 cannot spin. */
 	minRateLimitWaitMs: 250,
 	/** Most time spent waiting on 429 answers for one request before failing. */
@@ -52,7 +55,7 @@ export function resetRequestBudgets(): void {
 }
 
 /** The parts of an n8n function context the pipeline uses (execute, poll, webhook, load options). */
-export interface PipelineContext {
+export interface PipelineContext extends RunContext {
 	getNode(): INode;
 	getCredentials<T extends object = ICredentialDataDecryptedObject>(type: string, itemIndex?: number): Promise<T>;
 	helpers: { httpRequestWithAuthentication: IAllExecuteFunctions['helpers']['httpRequestWithAuthentication'] };
@@ -66,6 +69,8 @@ export interface PipelineRequest {
 	budgetKey: string;
 	/** Requests per rolling window for this key. */
 	limit: number;
+	/** The place of the request's run in the budget's queue (runOrder.ts); lower goes first; none outside a run. */
+	order?: number;
 	/** Text never to show in an error (the API key). */
 	secret?: string;
 	itemIndex?: number;
@@ -148,7 +153,7 @@ export async function sendThroughPipeline(
 	const mayRetryFailure = () => request.idempotent && retriesAfterFailure < pipelineTiming.retryBackoffMs.length;
 
 	for (;;) {
-		const slot = await requestBudget.acquire(request.budgetKey, request.limit);
+		const slot = await requestBudget.acquire(request.budgetKey, request.limit, request.order);
 		attempts++;
 		let response: IN8nHttpFullResponse;
 		try {
@@ -244,6 +249,7 @@ export async function requestEnvelope(
 		idempotent: method === 'GET',
 		budgetKey: budgetKeyFor(credentials.apiKey, baseURL),
 		limit: shareOfBudget(Number(credentials.requestsPerMinute) || DEFAULT_REQUESTS_PER_MINUTE, credentials.processesSharingKey),
+		order: runOrderOf(context),
 		secret: credentials.apiKey,
 		itemIndex,
 	});

@@ -80,6 +80,8 @@ export interface DeliveryAnswer {
 	message?: string;
 	/** Attempts until a 200 (or the last one): under a burst n8n may answer 503 while its database is busy. */
 	attempts: number;
+	/** When the last attempt was answered (ms). */
+	answeredAt: number;
 }
 
 /** Between attempts: the service's first retry comes 5 s after a failure (its later ones are minutes apart). */
@@ -92,7 +94,7 @@ async function deliverUntilAccepted(webhookUrl: string, signingSecret: string, d
 		const request = signedDelivery(webhookUrl, signingSecret, 'chat.message.sent', { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } }, delivery.deliveryId);
 		const response = await fetch(request.url, { method: 'POST', headers: { 'content-type': 'application/json', ...request.headers }, body: request.body });
 		const { message } = (await response.json().catch(() => ({}))) as { message?: string };
-		if (response.status === 200 || attempt === MAX_ATTEMPTS) return { deliveryId: delivery.deliveryId, status: response.status, message, attempts: attempt };
+		if (response.status === 200 || attempt === MAX_ATTEMPTS) return { deliveryId: delivery.deliveryId, status: response.status, message, attempts: attempt, answeredAt: Date.now() };
 		await sleep(RETRY_AFTER_MS);
 	}
 }
@@ -127,16 +129,26 @@ export function eachTwiceShuffled<T>(values: T[], seed = 7): T[] {
 	return doubled;
 }
 
+/** The auto-replies the service stored, oldest first: the delivery id each names and when (ms). */
+async function autoReplies(sandboxOrigin: string): Promise<Array<{ deliveryId: string; at: number }>> {
+	const messages = (await getJson<{ data: SentMessage[] }>(`${sandboxOrigin}/_sandbox/messages`)).data;
+	return messages
+		.filter((sent) => sent.message.startsWith(REPLY_PREFIX))
+		.map((sent) => ({ deliveryId: sent.message.slice(REPLY_PREFIX.length).trim(), at: Date.parse(sent.createdAt) }));
+}
+
 /** How many auto-replies the service received per delivery id (ids with none are absent). */
 export async function repliesPerDelivery(sandboxOrigin: string): Promise<Map<string, number>> {
-	const messages = (await getJson<{ data: SentMessage[] }>(`${sandboxOrigin}/_sandbox/messages`)).data;
 	const counts = new Map<string, number>();
-	for (const sent of messages) {
-		if (!sent.message.startsWith(REPLY_PREFIX)) continue;
-		const deliveryId = sent.message.slice(REPLY_PREFIX.length).trim();
-		counts.set(deliveryId, (counts.get(deliveryId) ?? 0) + 1);
-	}
+	for (const { deliveryId } of await autoReplies(sandboxOrigin)) counts.set(deliveryId, (counts.get(deliveryId) ?? 0) + 1);
 	return counts;
+}
+
+/** When the service stored each delivery's first auto-reply (ms), per delivery id. */
+export async function firstReplyTimes(sandboxOrigin: string): Promise<Map<string, number>> {
+	const times = new Map<string, number>();
+	for (const { deliveryId, at } of await autoReplies(sandboxOrigin)) times.set(deliveryId, Math.min(at, times.get(deliveryId) ?? Infinity));
+	return times;
 }
 
 /** Per delivery id, the replies that are not exactly one: empty when every delivery ran once. */

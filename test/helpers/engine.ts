@@ -190,8 +190,11 @@ function createAdditionalData(
 }
 
 
+let executions = 0;
+
 function createHooks(mode: WorkflowExecuteMode) {
-	return new ExecutionLifecycleHooks(mode, `test-${Date.now()}`, {
+	// An execution id per run, as n8n gives each run its own.
+	return new ExecutionLifecycleHooks(mode, `test-${++executions}`, {
 		id: 'test-workflow',
 		name: 'Test',
 		active: false,
@@ -380,12 +383,13 @@ export class TriggerWorkflow {
 	}
 
 	private get nodeType(): INodeType {
-		return this.workflow.nodeTypes.getByNameAndVersion(this.node.type, this.node.typeVersion);
+		return (this.runNodeTypes ?? this.workflow.nodeTypes).getByNameAndVersion(this.node.type, this.node.typeVersion);
 	}
 
-	/** The node types runs use: the workflow's, unless a test loads another copy of the node (another process). */
+	/** The node types webhooks and runs use: the workflow's, unless a test loads another copy of the node (another process). */
 	private runNodeTypes?: INodeTypes;
 
+	/** Stands for another n8n process: its own copy of the node's modules (its own process memory). */
 	useNodeType(nodeType: INodeType): void {
 		this.runNodeTypes = createNodeTypes({ [this.node.type.slice(PACKAGE.length + 1)]: nodeType });
 	}

@@ -5,6 +5,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { guidanceFor, recordNamedByPath, toNodeApiError } from '../../../nodes/shared/errors';
 import { toIsoWithOffset } from '../../../nodes/AgencyInbox/shared/inputs';
 import { RollingWindowBudget } from '../../../nodes/shared/requestBudget';
+import { runOrderOf, setRunOrder } from '../../../nodes/shared/runOrder';
 import { latestResultEvent } from '../../../nodes/shared/simplifyProposal';
 import {
 	budgetKeyFor,
@@ -38,6 +39,55 @@ describe('RollingWindowBudget', () => {
 		await budget.acquire('a', 1);
 		expect(budget.waitBeforeNextSlot('a', 1, Date.now())).toBe(timing.busyPollMs);
 		expect(budget.waitBeforeNextSlot('b', 1, Date.now())).toBe(0);
+	});
+
+	it('hands freed slots to the waiting request of the lowest order first (the oldest delivery\'s run), then by arrival', async () => {
+		const budget = new RollingWindowBudget(timing);
+		const first = await budget.acquire('k', 1, 50);
+		const served: string[] = [];
+		const waiting = (
+			[
+				['run of the delivery accepted third', 30],
+				['run of the delivery accepted first', 10],
+				['another request of the first', 10],
+				['run of the delivery accepted second', 20],
+			] as const
+		).map(async ([name, order]) => {
+			budget.release(await budget.acquire('k', 1, order));
+			served.push(name);
+		});
+		budget.release(first);
+		await Promise.all(waiting);
+		expect(served).toEqual(['run of the delivery accepted first', 'another request of the first', 'run of the delivery accepted second', 'run of the delivery accepted third']);
+	});
+
+	it('while few places are free, leaves one for each older run that was just answered, so the oldest runs finish in the first window', async () => {
+		const budget = new RollingWindowBudget({ windowMs: 1_500, marginMs: 0, busyPollMs: 5, followUpMs: 1_000 });
+		const granted: string[] = [];
+		const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+		// Four runs of two requests each (Get Proposal, then the reply), arriving 5 ms apart, 4 places a window.
+		const run = async (order: number) => {
+			await pause(order * 5);
+			for (const request of ['get', 'reply']) {
+				const slot = await budget.acquire('k', 4, order);
+				granted.push(`run ${order} ${request}`);
+				budget.release(slot);
+				await pause(20);
+			}
+		};
+		await Promise.all([1, 2, 3, 4].map(run));
+		// Without the places left for follow-ups: every get first, every reply a window later.
+		expect(granted.slice(0, 4)).toEqual(['run 1 get', 'run 2 get', 'run 1 reply', 'run 2 reply']);
+		expect(granted.slice(4).sort()).toEqual(['run 3 get', 'run 3 reply', 'run 4 get', 'run 4 reply']);
+	});
+
+	it('places a run at the time its delivery was accepted, any other run at its first request, a request outside a run nowhere', () => {
+		const runOf = (executionId: string) => ({ getExecutionId: () => executionId });
+		setRunOrder(runOf('run-of-a-delivery'), 1_000);
+		expect(runOrderOf(runOf('run-of-a-delivery'), 5_000)).toBe(1_000);
+		expect(runOrderOf(runOf('another-run'), 2_000)).toBe(2_000);
+		expect(runOrderOf(runOf('another-run'), 3_000)).toBe(2_000);
+		expect(runOrderOf({}, 4_000)).toBeUndefined();
 	});
 
 	it('holds every request of a key while paused by a 429', () => {

@@ -7,11 +7,11 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { pipelineTiming } from '../../../nodes/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
-import { claimTiming } from '../../../nodes/AgencyInboxTrigger/runClaims';
+import { onceOnlyTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly';
 import { deduplicationStore } from '../../helpers/deduplicationStore';
 import type { TriggerWorkflow } from '../../helpers/engine';
 import { newSigningSecret, signDelivery } from './signedDeliveries';
-import { deliver, persistedStaticData, receive, triggerOutput, triggerWith } from './webhookRequests';
+import { deliver, inAnotherProcess, persistedStaticData, receive, triggerOutput, triggerWith } from './webhookRequests';
 
 const productionSecret = newSigningSecret();
 const testSecret = newSigningSecret();
@@ -41,7 +41,7 @@ function signedRequest(body: string, secret = productionSecret, options?: { id?:
 }
 
 // A run reads n8n's deduplication store back after this long (a second in n8n).
-claimTiming.settleMs = 20;
+onceOnlyTiming.settleMs = 20;
 
 describe('Agency Inbox Trigger: deliveries', () => {
 	it.each(Object.keys(payloads) as EventType[])('starts one run for an enveloped %s with {event, deliveryId, timestamp, payload}', async (type) => {
@@ -167,31 +167,26 @@ describe('Agency Inbox Trigger: replays and duplicates', () => {
 
 	it('runs a delivery once when two processes start its runs at the same moment, sharing only n8n\'s deduplication store', async () => {
 		const delivery = signedRequest(enveloped('chat.message.sent', payloads['chat.message.sent']), productionSecret, { id: 'msg_same_moment' });
-		const queued = [(await receive(triggerWith({}, secrets, {}, 'webhook-a'), delivery)).workflowData![0], (await receive(triggerWith({}, secrets, {}, 'webhook-b'), delivery)).workflowData![0]];
-		// Two workers of one workflow: the second loads its own copy of the node's modules (its own process memory).
-		const firstWorker = triggerWith({}, secrets, {}, 'two-workers');
-		const secondWorker = triggerWith({}, secrets, {}, 'two-workers');
-		jest.isolateModules(() => {
-			const { AgencyInboxTrigger: InAnotherProcess } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node')>('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node');
-			secondWorker.useNodeType(new InAnotherProcess());
-		});
+		// Queue mode: two webhook processes accept it, two workers run it; each process its own memory.
+		const queued = [];
+		for (const webhookProcess of ['webhook-a', 'webhook-b']) queued.push((await receive(inAnotherProcess(triggerWith({}, secrets, {}, webhookProcess)), delivery)).workflowData![0]);
+		const [firstWorker, secondWorker] = [1, 2].map(() => inAnotherProcess(triggerWith({}, secrets, {}, 'two-workers')));
 		const outputs = await Promise.all([firstWorker.runStartedBy(queued[0]), secondWorker.runStartedBy(queued[1])]);
 		expect(outputs.flatMap((run) => triggerOutput(run)).map((item) => item.deliveryId)).toEqual(['msg_same_moment']);
 	});
 
 	it('hands the webhook process\'s recent ids to the run, so the worker\'s save carries them all (queue mode)', async () => {
-		// Workflow ids stand for processes here: each has its own memory, as each n8n process does.
-		const webhookProcess = triggerWith({}, secrets, {}, 'queue-webhook-process');
+		const webhookProcess = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-webhook-process'));
 		const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
 		const ids = ['msg_queue_1', 'msg_queue_2', 'msg_queue_3'];
 		const accepted: INodeExecutionData[][] = [];
 		for (const id of ids) accepted.push((await receive(webhookProcess, signedRequest(body, productionSecret, { id }))).workflowData![0]);
 		// Only the last run's save survives (another worker's save of the first two was overwritten).
-		const worker = triggerWith({}, secrets, {}, 'queue-worker');
+		const worker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-worker'));
 		expect(triggerOutput(await worker.runStartedBy(accepted[2]))).toEqual([
 			{ event: 'chat.message.sent', deliveryId: 'msg_queue_3', timestamp: '2026-03-04T05:06:07.000Z', payload: payloads['chat.message.sent'] },
 		]);
-		const restarted = triggerWith({}, secrets, persistedStaticData(worker), 'queue-webhook-process-restarted');
+		const restarted = inAnotherProcess(triggerWith({}, secrets, persistedStaticData(worker), 'queue-webhook-process'));
 		for (const id of ids) {
 			expect(await deliver(restarted, signedRequest(body, productionSecret, { id, at: new Date(Date.now() + 5_000) }))).toMatchObject({ status: 200, items: undefined });
 		}
@@ -201,12 +196,12 @@ describe('Agency Inbox Trigger: replays and duplicates', () => {
 		const delivery = signedRequest(enveloped('chat.message.sent', payloads['chat.message.sent']), productionSecret, { id: 'msg_two_processes' });
 		const queued: INodeExecutionData[][] = [];
 		for (const webhookProcess of ['queue-webhook-1', 'queue-webhook-2']) {
-			queued.push((await receive(triggerWith({}, secrets, {}, webhookProcess), delivery)).workflowData![0]);
+			queued.push((await receive(inAnotherProcess(triggerWith({}, secrets, {}, webhookProcess)), delivery)).workflowData![0]);
 		}
 		// Each run loads the static data as it was before either run saved.
-		const runOnWorker = async (items: INodeExecutionData[]) => triggerOutput(await triggerWith({}, secrets, {}, 'queue-worker-of-both').runStartedBy(items));
-		expect(await runOnWorker(queued[0])).toHaveLength(1);
-		expect(await runOnWorker(queued[1])).toEqual([]);
+		const worker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-worker-of-both'));
+		expect(triggerOutput(await worker.runStartedBy(queued[0]))).toHaveLength(1);
+		expect(triggerOutput(await inAnotherProcess(triggerWith({}, secrets, {}, 'queue-worker-of-both')).runStartedBy(queued[1]))).toEqual([]);
 	});
 
 	it('reads the delivery list that version 0.1.0 stored', async () => {
@@ -230,6 +225,91 @@ describe('Agency Inbox Trigger: replays and duplicates', () => {
 		const badlySigned = signedRequest(body, newSigningSecret(), { id: 'msg_fix' });
 		expect((await deliver(trigger, badlySigned)).status).toBe(401);
 		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: 'msg_fix' }))).items).toHaveLength(1);
+	});
+});
+
+describe('Agency Inbox Trigger: the claim in one process and across processes', () => {
+	const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
+	const store = deduplicationStore();
+	/** Calls to n8n's deduplication store per workflow id. */
+	const calls = new Map<string, number>();
+	let release: (() => void) | undefined;
+	let held: Promise<void> | undefined;
+
+	beforeAll(() => {
+		const record = store.checkProcessedAndRecord.bind(store);
+		jest.spyOn(store, 'checkProcessedAndRecord').mockImplementation(async (items, scope, context, options) => {
+			const workflowId = String(context.workflow.id);
+			calls.set(workflowId, (calls.get(workflowId) ?? 0) + 1);
+			if (held) await held;
+			return await record(items, scope, context, options);
+		});
+	});
+	afterAll(() => jest.restoreAllMocks());
+
+	it('a run in the process that accepted its delivery makes one call to the store; a run in another process records, waits and reads back', async () => {
+		const oneProcess = triggerWith({}, secrets, {}, 'default-setup-calls');
+		expect((await deliver(oneProcess, signedRequest(body, productionSecret, { id: 'msg_default_setup' }))).items).toHaveLength(1);
+		expect(calls.get('default-setup-calls')).toBe(1);
+
+		const accepted = await receive(inAnotherProcess(triggerWith({}, secrets, {}, 'queue-mode-calls')), signedRequest(body, productionSecret, { id: 'msg_queue_mode' }));
+		const worker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-mode-calls'));
+		expect(triggerOutput(await worker.runStartedBy(accepted.workflowData![0]))).toHaveLength(1);
+		expect(calls.get('queue-mode-calls')).toBe(2);
+	});
+
+	it('a run in the process that accepted its delivery stops at the trigger when a run before a restart recorded it', async () => {
+		const trigger = triggerWith({}, secrets, {}, 'recorded-before-restart');
+		const accepted = await receive(trigger, signedRequest(body, productionSecret, { id: 'msg_before_restart' }));
+		store.record('node', { workflow: trigger.workflow, node: trigger.node }, ['msg_before_restart']);
+		expect(triggerOutput(await trigger.runStartedBy(accepted.workflowData![0]))).toEqual([]);
+	});
+
+	it('the runs of a burst in one process share calls to the store, and each delivery runs once', async () => {
+		const trigger = triggerWith({}, secrets, {}, 'burst-shares-calls');
+		const ids = Array.from({ length: 20 }, (_, index) => `msg_shared_${index}`);
+		const accepted: INodeExecutionData[][] = [];
+		for (const id of ids) accepted.push((await receive(trigger, signedRequest(body, productionSecret, { id }))).workflowData![0]);
+		// The first call waits (a busy database) while the other runs start and queue behind it.
+		held = new Promise((resolve) => (release = resolve));
+		const runs = Promise.all(accepted.map(async (items) => triggerOutput(await trigger.runStartedBy(items))));
+		await new Promise((resolve) => setTimeout(resolve, 2_000));
+		release!();
+		held = undefined;
+		expect((await runs).flat().map((item) => item.deliveryId).sort()).toEqual([...ids].sort());
+		expect(calls.get('burst-shares-calls')).toBeLessThanOrEqual(3);
+	});
+});
+
+describe('Agency Inbox Trigger: memory', () => {
+	const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
+
+	it('lets go of what the process keeps for the trigger when its workflow is deactivated; ids saved in static data are still known', async () => {
+		const trigger = triggerWith({}, secrets, {}, 'deactivated-workflow');
+		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: 'msg_ran' }))).items).toHaveLength(1);
+		// Accepted, its run not started yet: known only in this process.
+		expect((await receive(trigger, signedRequest(body, productionSecret, { id: 'msg_only_in_memory' }))).workflowData).toBeDefined();
+		expect((await receive(trigger, signedRequest(body, productionSecret, { id: 'msg_only_in_memory' }))).workflowData).toBeUndefined();
+
+		const deactivation = new HookContext(trigger.workflow, trigger.node, trigger.additionalData, 'trigger', 'activate');
+		expect(await new AgencyInboxTrigger().webhookMethods.default.delete.call(deactivation)).toBe(true);
+		const reactivated = triggerWith({}, secrets, persistedStaticData(trigger), 'deactivated-workflow');
+		expect((await receive(reactivated, signedRequest(body, productionSecret, { id: 'msg_only_in_memory' }))).workflowData).toBeDefined();
+		expect((await receive(reactivated, signedRequest(body, productionSecret, { id: 'msg_ran' }))).workflowData).toBeUndefined();
+	});
+
+	it('beyond 120,000 ids within 19 hours a new delivery still runs, and its run carries a warning that re-deliveries may run again', async () => {
+		const digit = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+		const digest = (index: number) => Array.from({ length: 8 }, (_, place) => digit[Math.floor(index / 64 ** place) % 64]).join('');
+		const hourNow = Math.floor(Date.now() / 3_600_000);
+		const stored: Record<string, string> = {};
+		for (let hour = 0; hour < 11; hour++) stored[String(hourNow - hour)] = Array.from({ length: 11_000 }, (_, index) => digest(hour * 11_000 + index)).join('');
+		const trigger = triggerWith({}, secrets, { 'node:Node Under Test': { acceptedDeliveries: stored } }, 'beyond-the-cap');
+		const accepted = await receive(trigger, signedRequest(body, productionSecret, { id: 'msg_beyond_the_cap' }));
+		const run = await trigger.runStartedBy(accepted.workflowData![0]);
+		expect(triggerOutput(run).map((item) => item.deliveryId)).toEqual(['msg_beyond_the_cap']);
+		const [hint] = (run.data.resultData.runData['Node Under Test'][0] as { hints?: Array<{ message: string }> }).hints ?? [];
+		expect(hint?.message).toMatch(/more than 120,000 deliveries within 19 hours.*a re-delivery of one of them starts a second run/);
 	});
 });
 
@@ -290,6 +370,29 @@ describe('Agency Inbox Trigger: test and production secrets', () => {
 		const trigger = triggerWith({}, secrets);
 		expect((await deliver(trigger, signedRequest(body, testSecret), 'manual')).items).toHaveLength(1);
 		expect((await deliver(trigger, signedRequest(body, productionSecret), 'manual')).status).toBe(401);
+	});
+});
+
+describe('Agency Inbox Trigger: the signing key kept between deliveries', () => {
+	const body = enveloped('bid_intent.scheduled', payloads['bid_intent.scheduled']);
+	/** The credential as the trigger reads it (the test's credential store), and how often it is read. */
+	const credentialOf = (trigger: TriggerWorkflow) => {
+		const helper = trigger.additionalData.credentialsHelper as unknown as { credentials: Record<string, Record<string, unknown>> };
+		return helper.credentials.agencyInboxApi;
+	};
+
+	it('reads the credential once for a series of deliveries; a secret just pasted applies at once, one removed is refused once the new one was read', async () => {
+		const trigger = triggerWith({}, { webhookSigningSecret: productionSecret });
+		const reads = jest.spyOn(trigger.additionalData.credentialsHelper, 'getDecrypted');
+		for (let delivery = 0; delivery < 5; delivery++) expect((await deliver(trigger, signedRequest(body))).status).toBe(200);
+		expect(reads).toHaveBeenCalledTimes(1);
+
+		const pasted = newSigningSecret();
+		credentialOf(trigger).webhookSigningSecret = pasted;
+		// Within the kept time the removed secret still verifies; the new one applies at once.
+		expect((await deliver(trigger, signedRequest(body, productionSecret))).status).toBe(200);
+		expect((await deliver(trigger, signedRequest(body, pasted))).status).toBe(200);
+		expect((await deliver(trigger, signedRequest(body, productionSecret))).status).toBe(401);
 	});
 });
 

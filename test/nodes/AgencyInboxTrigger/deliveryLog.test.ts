@@ -1,14 +1,16 @@
-/** The delivery-id memory: 24 hours of ids, small, merged across processes and runs. */
+/** The delivery-id memory: 18 hours of ids (the retries span 17.6 h), small, merged across processes and runs. */
 import { DELIVERY_MEMORY_MS, DeliveryLog, MAX_CARRIED_DELIVERIES, MAX_REMEMBERED_DELIVERIES, isStored } from '../../../nodes/AgencyInboxTrigger/deliveryLog';
 
 const HOUR = 60 * 60 * 1000;
 const now = Date.UTC(2026, 10, 23, 12, 30);
 
 describe('DeliveryLog', () => {
-	it('remembers an id for 24 hours, then forgets it', () => {
+	it('remembers an id for at least 18 hours (the service retries for 17.6), then forgets it', () => {
 		const log = new DeliveryLog();
 		log.add('msg_a', now);
 		log.add('msg_b', now + 17.6 * HOUR);
+		expect(log.has('msg_a')).toBe(true);
+		log.add('msg_at_18_hours', now + DELIVERY_MEMORY_MS);
 		expect(log.has('msg_a')).toBe(true);
 		log.add('msg_c', now + DELIVERY_MEMORY_MS + 2 * HOUR);
 		expect(log.has('msg_a')).toBe(false);
@@ -16,9 +18,9 @@ describe('DeliveryLog', () => {
 		expect(log.has('msg_never')).toBe(false);
 	});
 
-	it('stores 10,000 ids of one day in about 8 bytes each', () => {
+	it('stores 10,000 ids of 18 hours in about 8 bytes each', () => {
 		const log = new DeliveryLog();
-		for (let index = 0; index < 10_000; index++) log.add(`msg_${index}`, now + (index * 24 * HOUR) / 10_000 - HOUR);
+		for (let index = 0; index < 10_000; index++) log.add(`msg_${index}`, now + (index * 18 * HOUR) / 10_000 - HOUR);
 		const stored = JSON.stringify(log.buckets);
 		expect(stored.length).toBeGreaterThanOrEqual(80_000);
 		expect(stored.length).toBeLessThan(81_000);
@@ -26,15 +28,24 @@ describe('DeliveryLog', () => {
 		expect(log.has('msg_9999')).toBe(true);
 	});
 
-	it('keeps at most MAX_REMEMBERED_DELIVERIES, dropping the oldest hours first', () => {
+	it('keeps at most MAX_REMEMBERED_DELIVERIES, dropping the oldest hours first, and says until when it may miss a re-delivery', () => {
 		const log = new DeliveryLog();
 		const perHour = MAX_REMEMBERED_DELIVERIES / 10;
-		for (let hour = 0; hour <= 10; hour++) {
+		for (let hour = 0; hour < 10; hour++) {
 			for (let index = 0; index < perHour; index++) log.add(`msg_${hour}_${index}`, now + hour * HOUR);
 		}
+		expect(log.incompleteUntil).toBe(0);
+		for (let index = 0; index < perHour; index++) log.add(`msg_10_${index}`, now + 10 * HOUR);
 		expect(log.has('msg_0_0')).toBe(false);
 		expect(log.has('msg_1_0')).toBe(true);
 		expect(log.has(`msg_10_${perHour - 1}`)).toBe(true);
+		// msg_0_* were accepted in the hour starting at 12:00: a retry of one could come until 18 hours after that hour.
+		expect(log.incompleteUntil).toBe(Date.UTC(2026, 10, 23, 13) + DELIVERY_MEMORY_MS);
+		// What another process still stored of the dropped hour is not taken back in.
+		const elsewhere = new DeliveryLog();
+		elsewhere.add('msg_0_0', now);
+		log.absorb(JSON.parse(JSON.stringify(elsewhere.buckets)), now + 10 * HOUR);
+		expect(log.has('msg_0_0')).toBe(false);
 	});
 
 	it('hands on the newest ids of this hour and the last, at most MAX_CARRIED_DELIVERIES (8 KB)', () => {

@@ -2,6 +2,7 @@
 import type { IDataObject, IRun, IWebhookResponseData } from 'n8n-workflow';
 
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
+import { onceOnlyTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly';
 import { type CredentialData, TriggerWorkflow } from '../../helpers/engine';
 
 export interface RequestInput {
@@ -110,4 +111,18 @@ export function triggerWith(parameters: IDataObject, credentials: CredentialData
 		staticData,
 		workflowId,
 	);
+}
+
+/**
+ * The trigger as another n8n process runs it: a fresh copy of the node's modules, so its own memory
+ * and its own process token (a webhook process, a worker, or n8n after a restart).
+ */
+export function inAnotherProcess(trigger: TriggerWorkflow): TriggerWorkflow {
+	jest.isolateModules(() => {
+		const { AgencyInboxTrigger: InAnotherProcess } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node')>('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node');
+		const { onceOnlyTiming: itsTiming } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/onceOnly')>('../../../nodes/AgencyInboxTrigger/onceOnly');
+		itsTiming.settleMs = onceOnlyTiming.settleMs;
+		trigger.useNodeType(new InAnotherProcess());
+	});
+	return trigger;
 }

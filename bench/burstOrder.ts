@@ -1,0 +1,205 @@
+/**
+ * Oldest first: a burst of 30 chat deliveries into the chat auto-reply (trigger → Get Proposal → Send
+ * Message, two requests a run) with the service at 20 requests a minute per key, in a real n8n's default
+ * setup and in queue mode (a main, 2 workers, a webhook process; Processes Sharing This Key = 2). Prints
+ * the mean time from a delivery's 200 to its reply beside the oldest-first schedule over the same
+ * request times (the k-th accepted delivery answered by the 2k-th request, not before it was accepted),
+ * and how many replies came after a reply to a later delivery. In queue mode also what the claim across
+ * processes costs: the median duration of a run of the trigger alone on a worker beside a run of n8n's
+ * Webhook node alone. Prints; never fails.
+ *
+ *   node --require ts-node/register/transpile-only bench/burstOrder.ts
+ *
+ * Environment: AGENCY_INBOX_N8N_VERSION, BENCH_BURST (deliveries, default 30), BENCH_SETUPS
+ * ("default,queue" by default), BENCH_ALONE_RUNS (queue mode, default 10).
+ */
+import path from 'node:path';
+
+import { startSandbox, type Sandbox } from '../sandbox';
+import type { RequestLogEntry } from '../sandbox/core';
+import { NODE_TYPES, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, sandboxCredential } from '../scripts/n8n/agencyInbox';
+import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../scripts/n8n/harness';
+import { SELECTED_N8N_VERSION } from '../scripts/n8n/install';
+import { startQueueTopology } from '../scripts/n8n/queue';
+import { signedDelivery } from '../scripts/n8n/signedWebhook';
+import { makeTempDir, removeTempDir } from '../scripts/tempDirs';
+import { burstDeliveries, burstReplyWorkflow, firstReplyTimes, postBurst, type BurstDelivery } from '../test/e2e/bursts';
+import { getJson } from '../test/e2e/support';
+import { finishedRunsAfter, median, newestExecutionId, runDurationMs } from './support/n8nRuns';
+
+const n8nVersion = SELECTED_N8N_VERSION;
+const burstSize = Number(process.env.BENCH_BURST || 30);
+const setups = (process.env.BENCH_SETUPS || 'default,queue').split(',');
+const aloneRuns = Number(process.env.BENCH_ALONE_RUNS || 10);
+const TARGET_RATIO = 1.1;
+const REQUESTS_PER_MINUTE = 20;
+const REQUESTS_PER_RUN = 2;
+const SPACING_MS = 100;
+const BURST_WORKFLOW = 'benchBurstOrder1';
+const BURST_WEBHOOK_ID = '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4c01';
+const ALONE = { trigger: 'benchAloneTrig01', webhookNode: 'benchAloneHook01', triggerWebhookId: '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4c02', webhookPath: 'bench-alone' };
+const REPLY_WAIT_MS = 10 * 60_000;
+
+interface Fairness {
+	meanMs: number;
+	oldestFirstMs: number;
+	outOfOrder: number;
+	lastReplyMs: number;
+	floorMs: number;
+}
+
+/**
+ * The mean time from acceptance to reply, against the oldest-first schedule over the same request
+ * times: the k-th accepted delivery gets the (2k-1)-th and 2k-th requests, so its reply comes with the
+ * 2k-th request at the earliest (and not before it was accepted).
+ */
+export function fairness(accepted: Array<{ deliveryId: string; at: number }>, replies: Map<string, number>, requestTimes: number[]): Fairness {
+	const inOrder = [...accepted].sort((a, b) => a.at - b.at);
+	const times = [...requestTimes].sort((a, b) => a - b);
+	const actual = inOrder.map((delivery) => replies.get(delivery.deliveryId)! - delivery.at);
+	const ideal = inOrder.map((delivery, index) => Math.max(times[Math.min(times.length - 1, REQUESTS_PER_RUN * (index + 1) - 1)], delivery.at) - delivery.at);
+	const replyTimes = inOrder.map((delivery) => replies.get(delivery.deliveryId)!);
+	const outOfOrder = replyTimes.filter((at, index) => replyTimes.slice(index + 1).some((later) => later < at)).length;
+	const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+	return {
+		meanMs: mean(actual),
+		oldestFirstMs: mean(ideal),
+		outOfOrder,
+		lastReplyMs: Math.max(...replyTimes) - inOrder[0].at,
+		// The least time a limiter allows for these requests at 20 a minute: (ceil(N/R) - 1) minutes.
+		floorMs: (Math.ceil((REQUESTS_PER_RUN * inOrder.length) / REQUESTS_PER_MINUTE) - 1) * 60_000,
+	};
+}
+
+async function burstAndReplies(webhookUrl: string, sandbox: Sandbox, prefix: string): Promise<Fairness> {
+	const deliveries: BurstDelivery[] = burstDeliveries(sandbox, prefix, burstSize);
+	const requestsBefore = (await getJson<{ data: RequestLogEntry[] }>(`${sandbox.origin}/_sandbox/requests`)).data.length;
+	const answers = await postBurst(webhookUrl, sandbox.signingSecret, deliveries, SPACING_MS);
+	const refused = answers.filter((answer) => answer.status !== 200);
+	if (refused.length) throw new Error(`${refused.length} deliveries were not accepted: ${JSON.stringify(refused.slice(0, 3))}`);
+	const deadline = Date.now() + REPLY_WAIT_MS;
+	let replies = await firstReplyTimes(sandbox.origin);
+	while (!deliveries.every((delivery) => replies.has(delivery.deliveryId))) {
+		if (Date.now() > deadline) throw new Error(`${deliveries.filter((delivery) => !replies.has(delivery.deliveryId)).length} deliveries got no reply in ${REPLY_WAIT_MS / 60_000} min`);
+		await new Promise((resolve) => setTimeout(resolve, 1_000));
+		replies = await firstReplyTimes(sandbox.origin);
+	}
+	const requests = (await getJson<{ data: RequestLogEntry[] }>(`${sandbox.origin}/_sandbox/requests`)).data.slice(requestsBefore);
+	return fairness(
+		answers.map((answer) => ({ deliveryId: answer.deliveryId, at: answer.answeredAt })),
+		replies,
+		requests.filter((request) => request.status !== 429).map((request) => Date.parse(request.at)),
+	);
+}
+
+function describe(setup: string, result: Fairness): string {
+	const ratio = result.meanMs / result.oldestFirstMs;
+	return (
+		`  ${setup}: mean delivery to reply ${(result.meanMs / 1000).toFixed(1)} s, oldest first ${(result.oldestFirstMs / 1000).toFixed(1)} s: ` +
+		`${ratio.toFixed(2)} (target <= ${TARGET_RATIO}: ${ratio <= TARGET_RATIO ? 'MET' : 'NOT MET'}); ${result.outOfOrder} replies out of order; ` +
+		`last reply ${(result.lastReplyMs / 1000).toFixed(0)} s after the first acceptance (the limiter's floor ${result.floorMs / 1000} s)`
+	);
+}
+
+function aloneWorkflows(credential: { id: string; name: string }): WorkflowToImport[] {
+	return [
+		{
+			id: ALONE.trigger,
+			name: 'Bench: the trigger alone',
+			nodes: [{ id: '5b0e6a52-0000-4000-8000-00000000c101', name: 'Agency Inbox Trigger', type: NODE_TYPES.trigger, typeVersion: 1, position: [0, 0], webhookId: ALONE.triggerWebhookId, parameters: { events: ['*'], options: {} }, credentials: { agencyInboxApi: credential } }],
+			connections: {},
+		},
+		{
+			id: ALONE.webhookNode,
+			name: "Bench: n8n's Webhook node alone",
+			nodes: [{ id: '5b0e6a52-0000-4000-8000-00000000c102', name: 'Webhook', type: 'n8n-nodes-base.webhook', typeVersion: 2, position: [0, 0], webhookId: '5b0e6a52-0000-4000-8000-00000000c103', parameters: { httpMethod: 'POST', path: ALONE.webhookPath, responseMode: 'onReceived', options: {} } }],
+			connections: {},
+		},
+	];
+}
+
+/** Median run durations of the trigger alone and of n8n's Webhook node alone, one delivery at a time, in turn. */
+async function runsAlone(main: RunningN8n, webhookOrigin: string, signingSecret: string): Promise<{ trigger: number; webhookNode: number }> {
+	const durations = { trigger: [] as number[], webhookNode: [] as number[] };
+	for (let run = 0; run < aloneRuns; run++) {
+		for (const [kind, workflowId, url] of [
+			['trigger', ALONE.trigger, `${webhookOrigin}/webhook/${ALONE.triggerWebhookId}/webhook`],
+			['webhookNode', ALONE.webhookNode, `${webhookOrigin}/webhook/${ALONE.webhookPath}`],
+		] as const) {
+			const before = await newestExecutionId(main, workflowId);
+			const delivery = signedDelivery(url, signingSecret, 'bid_intent.scheduled', { jobUid: 'job-1', bidId: `bid-${run}` });
+			const response = await fetch(delivery.url, { method: 'POST', headers: { 'content-type': 'application/json', ...delivery.headers }, body: delivery.body });
+			if (!response.ok) throw new Error(`${workflowId}: ${response.status} ${await response.text()}`);
+			const [execution] = await finishedRunsAfter(main, workflowId, before, 1, 60_000, 50);
+			durations[kind].push(runDurationMs(execution));
+		}
+	}
+	return { trigger: median(durations.trigger), webhookNode: median(durations.webhookNode) };
+}
+
+async function defaultSetup(summary: string[]): Promise<void> {
+	const sandbox = await startSandbox({ requestsPerMinute: REQUESTS_PER_MINUTE });
+	const workDir = makeTempDir('bench-burst-order');
+	let n8n: RunningN8n | undefined;
+	try {
+		await installIntoN8n({
+			userFolder: path.join(workDir, 'n8n'),
+			n8nVersion,
+			credentials: [sandboxCredential(sandbox, REQUESTS_PER_MINUTE)],
+			workflows: [burstReplyWorkflow(BURST_WORKFLOW, BURST_WEBHOOK_ID, SAMPLE_CREDENTIAL)],
+			publish: [BURST_WORKFLOW],
+		});
+		n8n = await startN8n({ userFolder: path.join(workDir, 'n8n') });
+		summary.push(describe("n8n's default setup", await burstAndReplies(`${n8n.url}/webhook/${BURST_WEBHOOK_ID}/webhook`, sandbox, 'order_default')));
+	} finally {
+		await n8n?.stop();
+		await sandbox.close();
+		removeTempDir(workDir);
+	}
+}
+
+async function queueMode(summary: string[]): Promise<void> {
+	const sandbox = await startSandbox({ requestsPerMinute: REQUESTS_PER_MINUTE });
+	const workDir = makeTempDir('bench-burst-order-queue');
+	const credential = sandboxCredential(sandbox, REQUESTS_PER_MINUTE);
+	const topology = await startQueueTopology({
+		workDir,
+		n8nVersion,
+		credentials: [{ ...credential, data: { ...credential.data, processesSharingKey: 2 } }],
+		workflows: [burstReplyWorkflow(BURST_WORKFLOW, BURST_WEBHOOK_ID, SAMPLE_CREDENTIAL), ...aloneWorkflows(SAMPLE_CREDENTIAL)],
+		publish: [BURST_WORKFLOW, ALONE.trigger, ALONE.webhookNode],
+		log: (line) => console.log(`  ${line}`),
+	}).catch(async (error) => {
+		await sandbox.close();
+		removeTempDir(workDir);
+		throw error;
+	});
+	try {
+		const webhookOrigin = topology.webhookProcesses[0].current.url;
+		const alone = await runsAlone(topology.main.current, webhookOrigin, sandbox.signingSecret);
+		summary.push(
+			`  queue mode, the claim across processes: a run of the trigger alone ${alone.trigger.toFixed(0)} ms (median of ${aloneRuns}), of n8n's Webhook node alone ${alone.webhookNode.toFixed(0)} ms: +${(alone.trigger - alone.webhookNode).toFixed(0)} ms a run`,
+		);
+		summary.push(describe('queue mode (2 workers, sharing the key)', await burstAndReplies(`${webhookOrigin}/webhook/${BURST_WEBHOOK_ID}/webhook`, sandbox, 'order_queue')));
+	} finally {
+		await topology.stop();
+		await sandbox.close();
+		removeTempDir(workDir);
+	}
+}
+
+async function main(): Promise<void> {
+	console.log(`Burst order: ${burstSize} deliveries ${SPACING_MS} ms apart, the chat auto-reply at ${REQUESTS_PER_MINUTE} requests a minute, n8n ${n8nVersion} (${setups.join(', ')})`);
+	await Promise.all([buildPackage(() => undefined), ensureN8n(n8nVersion, (line) => console.log(line))]);
+	const summary: string[] = [];
+	try {
+		if (setups.includes('default')) await defaultSetup(summary);
+		if (setups.includes('queue')) await queueMode(summary);
+	} finally {
+		if (summary.length) console.log(`\nBurst order, n8n ${n8nVersion}:\n${summary.join('\n')}`);
+	}
+}
+
+if (require.main === module) {
+	main().catch((error) => console.log(`Burst order: not measured: ${error.stack ?? error.message}`));
+}
