@@ -9,8 +9,8 @@
  *    in the last 18 hours (the service's retries span 17.6 h) is answered "already accepted": no run.
  *    Any other id is remembered in this process at once, with no await between the check and the add,
  *    so overlapping re-deliveries cannot both pass, and its run starts with a note: which process
- *    accepted it, when, and (for queue mode) the ids this process accepted recently. A change to static
- *    data made here is not saved by n8n (it saves static data after runs only), so the memory reaches the database through the run.
+ *    accepted it, when, and (for queue mode) the ids this process accepted recently. n8n saves static
+ *    data after runs only, not after webhook(), so the memory reaches the database through the run.
  * 2. Claim, in execute() (`IExecuteFunctions.helpers.checkProcessedAndRecord`: n8n's deduplication
  *    store, one database row per workflow and node shared by every process of the instance; n8n reads
  *    the row and writes it back whole, without a lock, so concurrent writers can overwrite each other).

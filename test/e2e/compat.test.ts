@@ -42,6 +42,7 @@ import {
 } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
+import { ALREADY_ACCEPTED, burstDeliveries, eachTwiceShuffled, postBurst } from './bursts';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor } from './support';
 import type { RequestLogEntry } from '../../sandbox/core';
 
@@ -72,6 +73,10 @@ const MESSAGE_WORKFLOW_ID = 'compatMsgTrigger';
 const INVITATION_WORKFLOW_ID = 'compatInvTrigger';
 const MESSAGE_TRIGGER_NAME = 'New Client Message';
 const INVITATION_TRIGGER_NAME = 'New or Changed Invitation';
+/** The Agency Inbox Trigger posting each delivery to the CRM, for the burst of re-deliveries. */
+const BURST_WORKFLOW_ID = 'compatBurstHook';
+const BURST_WEBHOOK_ID = 'c0a70003-0000-4000-8000-00000000b001';
+const BURST_TRIGGER_NAME = 'Chat Delivery';
 
 
 /** n8n's REST API sends a run's data in the `flatted` format: a JSON array whose strings are indexes into it. */
@@ -98,10 +103,10 @@ async function recordedOutput(n8n: RunningN8n, executionId: string, nodeName: st
 }
 
 /**
- * A polling trigger of this package (typeVersion 1, polling every 3 s) whose items an HTTP Request node
- * posts to the sandbox's CRM, one POST per item: the CRM's rows are the runs of the next node.
+ * A trigger of this package (typeVersion 1) whose items an HTTP Request node posts to the sandbox's CRM,
+ * one POST per item: the CRM's rows are the runs of the next node. Polling triggers poll every 3 s.
  */
-function pollingTriggerToCrm(options: { id: string; nodeIdPrefix: string; name: string; triggerType: string; triggerName: string; parameters: Record<string, unknown>; crmUrl: string }): WorkflowToImport {
+function triggerToCrm(options: { id: string; nodeIdPrefix: string; name: string; triggerType: string; triggerName: string; parameters: Record<string, unknown>; crmUrl: string; webhookId?: string }): WorkflowToImport {
 	const nodeId = (index: number) => `${options.nodeIdPrefix}-0000-4000-8000-${String(index).padStart(12, '0')}`;
 	return {
 		id: options.id,
@@ -113,7 +118,7 @@ function pollingTriggerToCrm(options: { id: string; nodeIdPrefix: string; name: 
 				type: options.triggerType,
 				typeVersion: 1,
 				position: [0, 0],
-				parameters: { pollTimes: pollEverySeconds(3), ...options.parameters },
+				...(options.webhookId ? { webhookId: options.webhookId, parameters: options.parameters } : { parameters: { pollTimes: pollEverySeconds(3), ...options.parameters } }),
 				credentials: { [SAMPLE_CREDENTIAL.type]: { id: SAMPLE_CREDENTIAL.id, name: SAMPLE_CREDENTIAL.name } },
 			},
 			{
@@ -151,6 +156,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 	let batch: Map<string, BatchExecutionResult>;
 	/** Sandbox requests made by the action workflows, before any trigger ran. */
 	let actionRequests: RequestLogEntry[];
+	let burstTriggerWorkflow: WorkflowToImport | undefined;
 	const timings: Record<string, number> = {};
 	const sandboxGet = <T>(route: string) => getJson<{ data: T }>(`${sandbox!.origin}/_sandbox/${route}`).then((answer) => answer.data);
 	const workflowId = (fixture: Fixture) => fixtures.get(fixture)!.id;
@@ -181,7 +187,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 			if (node.type === NODE_TYPES.proposalTrigger) node.parameters.pollTimes = pollEverySeconds(3);
 		}
 		const crmUrl = `${sandbox.origin}/_sandbox/crm`;
-		const messageTrigger = pollingTriggerToCrm({
+		const messageTrigger = triggerToCrm({
 			id: MESSAGE_WORKFLOW_ID,
 			nodeIdPrefix: 'c0a70001',
 			name: 'Compat: client messages to the CRM',
@@ -190,7 +196,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 			parameters: {},
 			crmUrl,
 		});
-		const invitationTrigger = pollingTriggerToCrm({
+		const invitationTrigger = triggerToCrm({
 			id: INVITATION_WORKFLOW_ID,
 			nodeIdPrefix: 'c0a70002',
 			name: 'Compat: new and changed invitations to the CRM',
@@ -199,12 +205,23 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 			parameters: { triggerOn: 'both' },
 			crmUrl,
 		});
+		burstTriggerWorkflow = triggerToCrm({
+			id: BURST_WORKFLOW_ID,
+			nodeIdPrefix: 'c0a70003',
+			name: 'Compat: chat deliveries to the CRM',
+			triggerType: NODE_TYPES.trigger,
+			triggerName: BURST_TRIGGER_NAME,
+			parameters: { events: ['chat.message.sent'], options: {} },
+			crmUrl,
+			webhookId: BURST_WEBHOOK_ID,
+		});
 		const workflows = [
 			...ACTION_FIXTURES.map((fixture) => fixtures.get(fixture)!),
 			fixtures.get('trigger-webhook.json')!,
 			proposalTrigger,
 			messageTrigger,
 			invitationTrigger,
+			burstTriggerWorkflow,
 		];
 
 		let stepAt = Date.now();
@@ -213,7 +230,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 			n8nVersion: SELECTED_N8N_VERSION,
 			credentials: [sandboxCredential(sandbox, 600)],
 			workflows,
-			publish: [...TRIGGER_FIXTURES.map(workflowId), MESSAGE_WORKFLOW_ID, INVITATION_WORKFLOW_ID],
+			publish: [...TRIGGER_FIXTURES.map(workflowId), MESSAGE_WORKFLOW_ID, INVITATION_WORKFLOW_ID, BURST_WORKFLOW_ID],
 		});
 		timings['install package, import, publish'] = Date.now() - stepAt;
 
@@ -462,4 +479,19 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		expect(items).toEqual([expect.objectContaining({ trigger: 'updated', resultEvent: 'CLIENT_REPLIED', uid: replied.proposal.uid, jobTitle: expect.any(String) })]);
 		expect(items[0]).not.toHaveProperty('job');
 	}, 60_000);
+
+	it('Agency Inbox Trigger: a burst of 12 deliveries, each sent twice in a shuffled order at once, goes past the trigger once each', async () => {
+		const deliveries = burstDeliveries(sandbox!, 'compat', 12);
+		const [webhook] = await triggerWebhooks(n8n!.url, [burstTriggerWorkflow!]);
+		const answers = await postBurst(webhook.productionUrl, sandbox!.signingSecret, eachTwiceShuffled(deliveries), 0);
+		expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
+		const ids = deliveries.map((delivery) => delivery.deliveryId).sort();
+		const burstRows = async () => (await crmRows()).filter((row) => typeof row.deliveryId === 'string' && row.deliveryId.startsWith('msg_compat_'));
+		await waitFor('every delivery in the CRM', burstRows, (rows) => rows.length >= ids.length, 90_000);
+		// Runs of a second copy that n8n started stop at the trigger: let every run finish first.
+		const runs = await triggerRuns(BURST_WORKFLOW_ID, BURST_TRIGGER_NAME);
+		expect(runs.map((run) => run.status)).toEqual(runs.map(() => 'success'));
+		expect((await burstRows()).map((row) => row.deliveryId).sort()).toEqual(ids);
+		expect(answers.filter((answer) => answer.message === ALREADY_ACCEPTED).length + runs.length).toBe(2 * ids.length);
+	}, 150_000);
 });
