@@ -1,7 +1,9 @@
 /**
- * Throwaway folders in TMPDIR (`agency-inbox-<name>-XXXXXX`) that do not outlive their process: removed
- * when it exits (also through process.exit and on SIGINT, SIGTERM or SIGHUP), and, for a process that
- * was killed outright, by the next one that makes such a folder (each records its owner's pid).
+ * Throwaway folders in TMPDIR (`agency-inbox-<name>-<pid>-XXXXXX`) that do not outlive their process:
+ * removed when it exits (also through process.exit and on SIGINT, SIGTERM or SIGHUP), and, for a process
+ * that was killed outright, by the next one that makes such a folder. The owner's pid stands in the
+ * folder's name as well as in its owner file: a child that outlived its owner (an n8n still starting)
+ * can write into a folder again after it was removed, and that folder has no owner file.
  * Plain CommonJS, so jest's globalSetup and the TypeScript scripts and tests share it.
  */
 const fs = require('node:fs');
@@ -43,7 +45,17 @@ function isAlive(pid) {
 	}
 }
 
-/** Removes `agency-inbox-*` folders whose owning process is gone. Folders without an owner file are left alone. */
+/** The owner's pid: from the owner file, else from the folder's name; undefined for folders made by others. */
+function ownerOf(dir) {
+	try {
+		return Number(fs.readFileSync(path.join(dir, OWNER_FILE), 'utf8'));
+	} catch {
+		const named = /-([0-9]+)-[A-Za-z0-9]{6}$/.exec(path.basename(dir));
+		return named ? Number(named[1]) : undefined;
+	}
+}
+
+/** Removes `agency-inbox-*` folders whose owning process is gone. Folders of unknown owner are left alone. */
 function removeAbandonedTempDirs(root = os.tmpdir()) {
 	let names = [];
 	try {
@@ -54,12 +66,7 @@ function removeAbandonedTempDirs(root = os.tmpdir()) {
 	const removed = [];
 	for (const name of names) {
 		const dir = path.join(root, name);
-		let pid;
-		try {
-			pid = Number(fs.readFileSync(path.join(dir, OWNER_FILE), 'utf8'));
-		} catch {
-			continue;
-		}
+		const pid = ownerOf(dir);
 		if (!Number.isInteger(pid) || pid <= 0 || isAlive(pid)) continue;
 		fs.rmSync(dir, { recursive: true, force: true });
 		removed.push(dir);
@@ -67,10 +74,10 @@ function removeAbandonedTempDirs(root = os.tmpdir()) {
 	return removed;
 }
 
-/** A new folder `agency-inbox-<name>-XXXXXX` in TMPDIR, removed when this process ends. */
+/** A new folder `agency-inbox-<name>-<pid>-XXXXXX` in TMPDIR, removed when this process ends. */
 function makeTempDir(name) {
 	removeAbandonedTempDirs();
-	const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${PREFIX}${name}-`));
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${PREFIX}${name}-${process.pid}-`));
 	fs.writeFileSync(path.join(dir, OWNER_FILE), String(process.pid));
 	owned.add(dir);
 	hookExit();

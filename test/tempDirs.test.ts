@@ -34,3 +34,12 @@ it('removes folders of a process that was killed outright, and leaves live ones 
 	}
 	expect(fs.existsSync(mine)).toBe(false);
 });
+
+it('removes a folder that a child of a killed process wrote again after its removal (no owner file left)', () => {
+	const killed = inChild(`const dir = t.makeTempDir('test-rewritten'); console.log(dir); process.kill(process.pid, 'SIGKILL');`).stdout.trim();
+	// What an n8n still starting does after its owner's folder went: it makes its database folder anew.
+	fs.rmSync(killed, { recursive: true, force: true });
+	fs.mkdirSync(path.join(killed, 'user', '.n8n'), { recursive: true });
+	expect(removeAbandonedTempDirs()).toContain(killed);
+	expect(fs.existsSync(killed)).toBe(false);
+});
