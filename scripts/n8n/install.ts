@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import satisfies from 'semver/functions/satisfies';
 
-export const DEFAULT_N8N_VERSION = '2.40.7';
+export const DEFAULT_N8N_VERSION = '2.41.1';
 
 /** The n8n version to run: AGENCY_INBOX_N8N_VERSION, else the pinned one. */
 export const SELECTED_N8N_VERSION = process.env.AGENCY_INBOX_N8N_VERSION || DEFAULT_N8N_VERSION;
