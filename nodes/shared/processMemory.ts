@@ -165,6 +165,8 @@ export class ProcessStore<Value> {
 	}
 
 	private keepWithinBound(nowMs: number): void {
+		// Checked first: iterating a map that had many deletions walks past their holes.
+		if (this.entries.size <= this.rules.maxEntries) return;
 		for (const [key, entry] of this.entries) {
 			if (this.entries.size <= this.rules.maxEntries) return;
 			if (!this.inUse(entry, nowMs)) this.entries.delete(key);
