@@ -204,7 +204,7 @@ describe('the one owner', () => {
 						.split('\n')
 						.forEach((line, index) => {
 							// Top level only: `let`, or a Map, WeakMap or Set made empty (a set of constants is no store).
-							if (/^(export )?let /.test(line) || /^(export )?const \w+(: [^=]+)? = new (Map|WeakMap|Set)\b[^(]*\(\)/.test(line)) found.push(`${path.relative(process.cwd(), file)}:${index + 1}`);
+							if (/^(export )?let /.test(line) || /^(export )?const \w+(: [^=]+)? = new (Map|WeakMap|Set)\b[^(]*\(\)/.test(line)) found.push(`${path.relative(process.cwd(), file)}:${index + 1}: ${line}`);
 						});
 				}
 			}
@@ -215,6 +215,6 @@ describe('the one owner', () => {
 
 	it('holds every store under nodes/: no module keeps a map, a set or a variable of its own', () => {
 		// onceOnly.ts moves under the owner once the once-only rework (issue 34) is merged.
-		expect(moduleLevelStores()).toEqual(['nodes/AgencyInboxTrigger/onceOnly.ts:109']);
+		expect(moduleLevelStores().map((store) => store.replace(/:\d+:/, ':'))).toEqual(['nodes/AgencyInboxTrigger/onceOnly.ts: const triggers = new Map<string, TriggerState>();']);
 	});
 });
