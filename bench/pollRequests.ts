@@ -4,7 +4,7 @@
  * changes). Counted by the sandbox (/_sandbox/requests). Target at k = 10: at least 50x fewer.
  * Prints; never fails.
  */
-import { resetRequestBudgets } from '../nodes/shared/transport';
+import { resetProcessMemory } from '../nodes/shared/processMemory';
 import { startSandbox } from '../sandbox';
 import { TriggerWorkflow } from '../test/helpers/engine';
 import { sandboxControl } from '../test/helpers/sandboxControl';
@@ -47,7 +47,7 @@ async function fullSweepRequests(sandbox: Sandbox): Promise<number> {
 async function main() {
 	const sandbox = await startSandbox({ proposals: PROPOSALS, requestsPerMinute: 0 });
 	try {
-		resetRequestBudgets();
+		resetProcessMemory();
 		const fullSweep = await fullSweepRequests(sandbox);
 		const trigger = new TriggerWorkflow({
 			type: 'agencyInboxProposalTrigger',

@@ -29,7 +29,7 @@ import * as path from 'node:path';
 
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
-import { forgetRefusedParameters, resetRequestBudgets } from '../nodes/shared/transport';
+import { resetProcessMemory } from '../nodes/shared/processMemory';
 import { SINGLE_READINGS, startSandbox, type SandboxVariants } from '../sandbox';
 import { runNode, TriggerWorkflow } from '../test/helpers/engine';
 import { sandboxControl } from '../test/helpers/sandboxControl';
@@ -87,7 +87,7 @@ function credentialFor(sandbox: Sandbox) {
 async function messageTrigger(): Promise<void> {
 	const sandbox = await startSandbox({ requestsPerMinute: 0 });
 	try {
-		resetRequestBudgets();
+		resetProcessMemory();
 		const rooms = sandbox.state.rooms;
 		const trigger = new TriggerWorkflow({ type: 'agencyInboxMessageTrigger', nodeType: new AgencyInboxMessageTrigger(), parameters: {}, credentials: credentialFor(sandbox) });
 		const activation = await measuredPoll(sandbox, trigger);
@@ -146,7 +146,7 @@ function fillInvitations(sandbox: Sandbox, seeded: InvitationRecord[], count: nu
 async function invitationTrigger(): Promise<void> {
 	const sandbox = await startSandbox({ requestsPerMinute: 0 });
 	try {
-		resetRequestBudgets();
+		resetProcessMemory();
 		const seeded = sandbox.state.invitations.map((record) => structuredClone(record));
 		console.log('Invitation Trigger (Trigger On: New and Changed Invitations), a poll when nothing changed; the trigger asks for 100 invitations a page');
 		const widths = [11, 8, 10, 8, 6];
@@ -187,8 +187,7 @@ const REPLY_OPENING = 'Thanks for writing!';
 /** A sandbox under one reading, with a fresh process memory of budgets and refused parameters. */
 async function underReading<T>(variants: SandboxVariants, measure: (sandbox: Sandbox) => Promise<T>): Promise<T> {
 	const sandbox = await startSandbox({ requestsPerMinute: 0, variants });
-	resetRequestBudgets();
-	forgetRefusedParameters();
+	resetProcessMemory();
 	try {
 		return await measure(sandbox);
 	} finally {

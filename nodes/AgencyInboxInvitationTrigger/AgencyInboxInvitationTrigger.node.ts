@@ -1,7 +1,7 @@
 import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
-import { agencyInboxApiRequest } from '../shared/transport';
+import { agencyInboxApiRequest } from '../shared/serviceClient';
 import { triggerDescription } from '../shared/triggerDescription';
 import { invitationTriggerProperties } from './description';
 import type { InvitationChange } from './pollInvitations';

@@ -1,5 +1,5 @@
 import type { CanContinue } from '../shared/guardedPoll';
-import { pagesOf } from '../shared/pagination';
+import { readListFrom } from '../shared/pagination';
 import type { InvitationTriggerState } from './state';
 import type { FetchInvitationsPage, InvitationRecord, InvitationTriggerOn } from './types';
 
@@ -35,31 +35,24 @@ interface ListRead {
 	resumeAt?: string;
 }
 
-/** The invitations of the list from `startCursor` (none: the top), page by page, until the end or the poll's time is up. */
-async function readList(fetchPage: FetchInvitationsPage, canContinue: CanContinue, startCursor?: string): Promise<ListRead> {
-	const records: InvitationRecord[] = [];
-	for await (const { page, next } of pagesOf(fetchPage, startCursor)) {
-		for (const record of page.data ?? []) if (typeof record?.invite?.uid === 'string') records.push(record);
-		if (next !== undefined && !canContinue()) return { records, resumeAt: next };
-	}
-	return { records };
-}
-
-/** Where a poll resumes the list; a cursor the service no longer takes (400) starts it again from the top. */
+/**
+ * The invitations of the list from `resumeAt` (none: the top), page by page, until the end or the
+ * poll's time is up; a cursor the service no longer takes starts the list again from the top.
+ */
 async function readFrom(fetchPage: FetchInvitationsPage, canContinue: CanContinue, resumeAt: string | undefined): Promise<ListRead> {
-	if (resumeAt === undefined) return await readList(fetchPage, canContinue);
-	const resumed = await readList(fetchPage, canContinue, resumeAt).then(
-		(read) => ({ read }),
-		(failure: unknown) => ({ failure }),
-	);
-	if ('read' in resumed) return resumed.read;
-	if (String((resumed.failure as { httpCode?: unknown })?.httpCode) !== '400') throw resumed.failure;
-	return await readList(fetchPage, canContinue);
+	return await readListFrom(fetchPage, resumeAt, async (pages) => {
+		const records: InvitationRecord[] = [];
+		for await (const { page, next } of pages) {
+			for (const record of page.data ?? []) if (typeof record?.invite?.uid === 'string') records.push(record);
+			if (next !== undefined && !canContinue()) return { records, resumeAt: next };
+		}
+		return { records };
+	});
 }
 
 /** The first poll: every invitation listed now is history. */
 export async function bootstrapInvitations(fetchPage: FetchInvitationsPage): Promise<InvitationTriggerState> {
-	const { records } = await readList(fetchPage, () => true);
+	const { records } = await readFrom(fetchPage, () => true, undefined);
 	return { seq: 1, seen: Object.fromEntries(records.map((record) => [record.invite.uid, seenAs(record)])) };
 }
 

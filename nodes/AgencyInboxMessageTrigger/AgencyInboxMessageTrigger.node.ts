@@ -1,10 +1,11 @@
 import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
 
+import { httpStatusOf } from '../shared/errors';
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
 import { triggerDescription } from '../shared/triggerDescription';
 import type { AgencyMember } from '../shared/roomPeople';
 import { isAgencyAuthor } from '../shared/roomPeople';
-import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../shared/transport';
+import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../shared/serviceClient';
 import { clientMessageItem } from './clientMessageItem';
 import { messageTriggerProperties } from './description';
 import type { ClientMessage } from './pollMessages';
@@ -38,15 +39,13 @@ function membersLoader(context: IPollFunctions): LoadMembers {
 	return async () => (await agencyInboxApiPaginate.call(context, '/v1/agency/members', { optionalQs: { pageSize: MEMBERS_PAGE_SIZE } })) as unknown as AgencyMember[];
 }
 
-const statusOf = (error: unknown) => Number((error as { httpCode?: unknown } | undefined)?.httpCode);
-
 /**
  * The spec defines no error for an id that is not a proposal's uid: a 404, but also a 400 (an id of
  * another form) or 422 says the service has no such proposal. Other failures (401, 403, 429 after the
  * pipeline's wait, 5xx after its retries) say nothing about the id: they fail the poll, which the next
  * poll repeats from the same state.
  */
-const meansNoSuchProposal = (error: unknown) => [400, 404, 410, 422].includes(statusOf(error));
+const meansNoSuchProposal = (error: unknown) => [400, 404, 410, 422].includes(httpStatusOf(error) ?? 0);
 
 function proposalFetcher(context: IPollFunctions): FetchProposal {
 	return async (id) => {

@@ -8,7 +8,8 @@ import type {
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
 import { triggerDescription } from '../shared/triggerDescription';
-import { agencyInboxApiRequest, simplifyProposal } from '../shared/transport';
+import { agencyInboxApiRequest } from '../shared/serviceClient';
+import { simplifyProposal } from '../shared/simplifyProposal';
 import type { ChangeFilters, TriggerOn } from './classify';
 import { proposalTriggerProperties } from './description';
 import type { ProposalChange } from './pollChanges';

@@ -9,6 +9,7 @@ import type {
 } from 'n8n-workflow';
 
 import { MAIN_CONNECTION } from '../shared/n8nVersions';
+import { releaseNode } from '../shared/processMemory';
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
 import { isEventSelected } from './envelope';
@@ -149,6 +150,8 @@ export class AgencyInboxTrigger implements INodeType {
 			// Runs when the workflow is deactivated: only what this process keeps is let go.
 			async delete(this: IHookFunctions): Promise<boolean> {
 				releaseTrigger(this);
+				// n8n's call does not say in every version which URL it ends: both URLs' entries go.
+				releaseNode({ workflow: String(this.getWorkflow().id), node: this.getNode().id });
 				return true;
 			},
 		},

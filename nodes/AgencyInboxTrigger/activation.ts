@@ -1,17 +1,13 @@
 import type { IHookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { agencyInboxApiRequest, CREDENTIAL_TYPE } from '../shared/transport';
+import { httpStatusOf } from '../shared/errors';
+import { agencyInboxApiRequest } from '../shared/serviceClient';
+import { CREDENTIAL_TYPE } from '../shared/transport';
 import { signingKeyFor } from './signingSecret';
 
 /** Activations a user is watching; on a restart a brief outage must not keep the webhook down. */
 const USER_ACTIVATIONS = ['activate', 'update', 'manual'];
-
-/** The HTTP status the pipeline's NodeApiError carries; none for network errors. */
-function statusOf(error: unknown): number | undefined {
-	const status = Number((error as { httpCode?: string }).httpCode);
-	return Number.isInteger(status) && status > 0 ? status : undefined;
-}
 
 /** What went wrong, per status; without one, the pipeline's own message (a network error or an n8n-internal cause). */
 function reachabilityProblem(status: number | undefined, message: string): string {
@@ -36,7 +32,7 @@ async function assertServiceReachable(this: IHookFunctions): Promise<void> {
 	} catch (error) {
 		throw new NodeOperationError(
 			this.getNode(),
-			`Cannot activate the Agency Inbox Trigger: ${reachabilityProblem(statusOf(error), (error as Error).message)}`,
+			`Cannot activate the Agency Inbox Trigger: ${reachabilityProblem(httpStatusOf(error), (error as Error).message)}`,
 		);
 	}
 }

@@ -1,5 +1,6 @@
 import type { ICredentialDataDecryptedObject, IWebhookFunctions, WorkflowExecuteMode } from 'n8n-workflow';
 
+import { nodeOwnerOf, processStore } from '../shared/processMemory';
 import { CREDENTIAL_TYPE } from '../shared/transport';
 import { decodeSigningSecret, verifySignature, type IncomingHeaders, type VerificationResult } from './verifySignature';
 
@@ -44,14 +45,15 @@ export function signingKeyFor(credentials: ICredentialDataDecryptedObject, mode:
 
 /** How long a key read from the credential is used before the credential is read again. */
 export const KEY_KEPT_MS = 10_000;
-const keptKeys = new Map<string, { key: Buffer; until: number }>();
 
-async function keyFromCredential(context: IWebhookFunctions, keptAs: string): Promise<SigningKey> {
-	const signingKey = signingKeyFor(await context.getCredentials(CREDENTIAL_TYPE), context.getMode());
-	if ('key' in signingKey) keptKeys.set(keptAs, { key: signingKey.key, until: Date.now() + KEY_KEPT_MS });
-	else keptKeys.delete(keptAs);
-	return signingKey;
-}
+const keptKeys = processStore<Buffer>({
+	name: 'signing keys',
+	belongsTo: "a webhook trigger node at one of its URLs, and the credential that holds the URL's secret",
+	lifetime: '10 s after it was read from the credential; released when the workflow is deactivated',
+	keptMs: KEY_KEPT_MS,
+	renewedOnUse: false,
+	maxEntries: 10_000,
+});
 
 /**
  * Verifies a delivery with the signing secret of the URL in use, or says what the user must set.
@@ -62,13 +64,16 @@ async function keyFromCredential(context: IWebhookFunctions, keptAs: string): Pr
  * applies at once, and one removed from the credential is still accepted for at most KEY_KEPT_MS.
  */
 export async function verifyWithCredential(context: IWebhookFunctions, rawBody: Buffer, headers: IncomingHeaders): Promise<VerificationResult | { problem: string }> {
+	const node = nodeOwnerOf(context);
 	const credential = context.getNode().credentials?.[CREDENTIAL_TYPE];
-	const keptAs = `${context.getWorkflow().id}/${context.getNode().id}/${credential?.id ?? credential?.name}/${context.getMode()}`;
-	const kept = keptKeys.get(keptAs);
-	if (kept && kept.until > Date.now()) {
-		const result = verifySignature(kept.key, rawBody, headers);
+	const credentialId = String(credential?.id ?? credential?.name);
+	const kept = keptKeys.get(node, credentialId);
+	if (kept) {
+		const result = verifySignature(kept, rawBody, headers);
 		if (result.valid) return result;
 	}
-	const signingKey = await keyFromCredential(context, keptAs);
+	const signingKey = signingKeyFor(await context.getCredentials(CREDENTIAL_TYPE), context.getMode());
+	if ('key' in signingKey) keptKeys.set(node, signingKey.key, credentialId);
+	else keptKeys.delete(node, credentialId);
 	return 'problem' in signingKey ? signingKey : verifySignature(signingKey.key, rawBody, headers);
 }

@@ -216,6 +216,31 @@ export function withoutSecret(text: string, secret: string | undefined): string 
 	return secret ? text.split(secret).join('***') : text;
 }
 
+/**
+ * The HTTP status of a failed request, read where toNodeApiError puts it (`httpCode`); undefined for a
+ * network failure (n8n 1.x keeps its code there too, ECONNRESET ...) and for any other error.
+ */
+export function httpStatusOf(error: unknown): number | undefined {
+	const status = Number((error as { httpCode?: unknown } | null | undefined)?.httpCode);
+	return Number.isInteger(status) && status >= 100 && status <= 599 ? status : undefined;
+}
+
+/**
+ * The code of a network-level failure (ECONNRESET, EAI_AGAIN, ...), found on the error or its cause;
+ * n8n 1.x wraps it in a NodeApiError that keeps the code only as `httpCode`. Node's own ERR_* codes
+ * (ERR_INVALID_URL, ...) are not network failures.
+ */
+export function networkErrorCodeOf(error: unknown): string | undefined {
+	const isNetworkCode = (code: unknown): code is string => typeof code === 'string' && /^E(?!RR_)[A-Z_]+$/.test(code);
+	let current = error as { code?: unknown; httpCode?: unknown; cause?: unknown } | undefined;
+	for (let depth = 0; current && depth < 4; depth++) {
+		if (isNetworkCode(current.code)) return current.code;
+		if (isNetworkCode(current.httpCode)) return current.httpCode;
+		current = current.cause as typeof current;
+	}
+	return undefined;
+}
+
 /** The problem object (or network failure) as NodeApiError with the HTTP code and guidance. */
 export function toNodeApiError(
 	node: INode,

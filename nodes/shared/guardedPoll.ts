@@ -5,6 +5,8 @@
  */
 import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
+import { nodeOwnerOf, processStore, type NodeOwner } from './processMemory';
+
 /**
  * How long a state this process handed to n8n with an execution counts as "being committed". With
  * n8n's durable poll cursors the state a poll leaves is committed after poll() returns (with the
@@ -25,10 +27,81 @@ interface TriggerPolls<State> {
 	running: boolean;
 	/** The last state a poll of this process left. */
 	handedOver?: HandedOver<State>;
+	/** How long this is kept after the node's last poll (pollMemoryKeptMs). */
+	keptMs: number;
 }
 
-/** Per trigger node (workflow id and node id), for the life of the n8n process. */
-const triggers = new Map<string, TriggerPolls<unknown>>();
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+
+/** One entry of n8n's Poll Times setting (the `pollTimes` parameter n8n adds to every polling node). */
+export interface PollTimesItem {
+	mode?: string;
+	value?: number;
+	unit?: string;
+	cronExpression?: string;
+}
+
+/**
+ * The longest a custom cron expression (5 fields, or 6 with seconds first) can leave between two
+ * polls, read coarsely from its first restricted field: minutes restricted, at most an hour; hours, a
+ * day; days of the week, a week; days of the month, two months (some lack the day); months, or days of
+ * the month and of the week together, a year.
+ */
+function longestCronGapMs(expression: string): number {
+	const fields = expression.trim().split(/\s+/);
+	const [minute, hour, dayOfMonth, month, dayOfWeek] = fields.length === 6 ? fields.slice(1) : fields;
+	const restricted = (field: string | undefined) => field !== undefined && field !== '*' && field !== '?';
+	if (restricted(month) || (restricted(dayOfMonth) && restricted(dayOfWeek))) return 366 * DAY_MS;
+	if (restricted(dayOfWeek)) return 7 * DAY_MS;
+	if (restricted(dayOfMonth)) return 62 * DAY_MS;
+	if (restricted(hour)) return DAY_MS;
+	if (restricted(minute)) return HOUR_MS;
+	return MINUTE_MS;
+}
+
+/** The longest time one Poll Times entry can leave between two polls. */
+export function longestPollGapMs(item: PollTimesItem): number {
+	switch (item.mode) {
+		case 'everyMinute':
+			return MINUTE_MS;
+		case 'everyHour':
+			return HOUR_MS;
+		case 'everyDay':
+			return DAY_MS;
+		case 'everyWeek':
+			return 7 * DAY_MS;
+		case 'everyMonth':
+			return 62 * DAY_MS;
+		case 'everyX':
+			return Math.max(1, Number(item.value) || 1) * (item.unit === 'minutes' ? MINUTE_MS : HOUR_MS);
+		default:
+			return longestCronGapMs(item.cronExpression ?? '');
+	}
+}
+
+/**
+ * How long a polling node's memory is kept after its last poll: two of its longest gaps between polls,
+ * at least an hour. n8n gives polling nodes no deactivation call, so this is how the memory of a
+ * deactivated one goes; an active one polls again before then. No entries: n8n's default, every minute.
+ */
+export function pollMemoryKeptMs(pollTimes: { item?: PollTimesItem[] } | undefined): number {
+	const items = pollTimes?.item?.length ? pollTimes.item : [{ mode: 'everyMinute' }];
+	// Entries poll independently: the one polling most often bounds the gap.
+	return Math.max(HOUR_MS, 2 * Math.min(...items.map(longestPollGapMs)));
+}
+
+/** Per polling node (polls in the editor, Fetch Test Event, do not use the guard). */
+const pollMemory = processStore<TriggerPolls<unknown>>({
+	name: "polling nodes' last hand-over",
+	belongsTo: 'a polling trigger node of an active workflow',
+	lifetime: "two of the node's poll intervals (its Poll Times) after its last poll, at least an hour",
+	keptMs: (polls) => polls.keptMs,
+	renewedOnUse: true,
+	maxEntries: 10_000,
+	inUse: (polls) => polls.running,
+});
 
 export type PollClaim<State> =
 	| {
@@ -53,9 +126,9 @@ export type IsOlder<State> = (stored: State | undefined, than: State) => boolean
  * the previous one is still running. A poll that finds one running, or finds a stored state older
  * than the one this process just handed over with an execution, must not run.
  */
-export function claimPoll<State>(trigger: string, stored: State | undefined, nowMs: number, isOlder: IsOlder<State>): PollClaim<State> {
-	const polls = (triggers.get(trigger) ?? { running: false }) as TriggerPolls<State>;
-	triggers.set(trigger, polls);
+export function claimPoll<State>(trigger: NodeOwner, stored: State | undefined, nowMs: number, isOlder: IsOlder<State>, keptMs: number): PollClaim<State> {
+	const polls = pollMemory.obtain(trigger, () => ({ running: false, keptMs })) as TriggerPolls<State>;
+	polls.keptMs = keptMs;
 	if (polls.running) return { granted: false, reason: 'the previous poll of this trigger is still running' };
 	const handedOver = polls.handedOver;
 	const newerThanStored = handedOver && isOlder(stored, handedOver.state) ? handedOver : undefined;
@@ -69,6 +142,8 @@ export function claimPoll<State>(trigger: string, stored: State | undefined, now
 		release: (state, emitted) => {
 			polls.running = false;
 			if (state) polls.handedOver = { state, atMs: Date.now(), emitted };
+			// Kept from the end of this poll on.
+			pollMemory.set(trigger, polls);
 		},
 	};
 }
@@ -111,7 +186,8 @@ export interface GuardedPoll<State, Change> {
 export async function runGuardedPoll<State, Change>(context: IPollFunctions, trigger: GuardedPoll<State, Change>, label: string): Promise<Change[]> {
 	const staticData = context.getWorkflowStaticData('node');
 	const stored = trigger.load(staticData);
-	const claim = claimPoll(`${context.getWorkflow().id}/${context.getNode().id}`, stored, Date.now(), trigger.isOlder);
+	const keptMs = pollMemoryKeptMs(context.getNodeParameter('pollTimes', {}) as { item?: PollTimesItem[] });
+	const claim = claimPoll(nodeOwnerOf(context), stored, Date.now(), trigger.isOlder, keptMs);
 	if (!claim.granted) {
 		context.logger.debug(`${label}: poll skipped, ${claim.reason}`);
 		return [];

@@ -1,5 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { httpStatusOf } from './errors';
+
 /** The service's answer: one record, or one page of a list. */
 export interface Envelope {
 	data?: IDataObject | IDataObject[];
@@ -48,6 +50,36 @@ export async function* pagesOf<Page extends ListPage>(fetchPage: FetchPage<Page>
 		yield { page, next };
 		cursor = next;
 	} while (cursor !== undefined);
+}
+
+/** A refused cursor restarts a read at most this often; more refusals mean something else is wrong. */
+const MAX_STALE_CURSOR_RESTARTS = 2;
+
+/**
+ * Reads a list from `startCursor` (a cursor saved by an earlier poll; none: the top) with `read`, which
+ * pages through `pages` and may stop early. A 400 to a request that carried a cursor (spec rule 2: a
+ * cursor issued for another ordering or filter, or one the service no longer takes) starts the read
+ * again from the top, with `restarts` counting such restarts; a 400 to a request without a cursor, and
+ * any other failure, is passed on as the pipeline made it.
+ */
+export async function readListFrom<Page extends ListPage, Read>(
+	fetchPage: FetchPage<Page>,
+	startCursor: string | undefined,
+	read: (pages: AsyncGenerator<PageRead<Page>, void, undefined>, restarts: number) => Promise<Read>,
+): Promise<Read> {
+	let cursorSent: string | undefined;
+	const fetchNotingCursor: FetchPage<Page> = async (pageCursor) => {
+		cursorSent = pageCursor;
+		return await fetchPage(pageCursor);
+	};
+	for (let restarts = 0, cursor = startCursor; ; restarts++, cursor = undefined) {
+		const outcome = await read(pagesOf(fetchNotingCursor, cursor), restarts).then(
+			(result) => ({ result }),
+			(failure: unknown) => ({ failure }),
+		);
+		if ('result' in outcome) return outcome.result;
+		if (cursorSent === undefined || httpStatusOf(outcome.failure) !== 400 || restarts >= MAX_STALE_CURSOR_RESTARTS) throw outcome.failure;
+	}
 }
 
 /**

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { sleep } from 'n8n-workflow';
 
+import { ProcessStore, type StoreRules } from './processMemory';
+
 /** One request admitted by the budget; it keeps its place in the window until it is answered. */
 export interface BudgetSlot {
 	answeredAt?: number;
@@ -30,22 +32,19 @@ export function budgetKeyFor(apiKey: string, baseUrl: string): string {
 	return createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex');
 }
 
-/** The key's list in the map, created empty the first time. */
-function listOf<T>(lists: Map<string, T[]>, key: string): T[] {
-	let list = lists.get(key);
-	if (!list) {
-		list = [];
-		lists.set(key, list);
-	}
-	return list;
-}
-
 /** A request waiting for a slot; the queue is sorted by `order`, then by arrival. */
 interface Waiter {
 	order: number;
 	arrival: number;
 	/** Set while the waiter waits for its turn at the head of the queue. */
 	wake?: () => void;
+}
+
+/** One key's budget: its requests in the window, a 429's pause, and the requests waiting for a slot. */
+interface KeyBudget {
+	slots: BudgetSlot[];
+	pausedUntil: number;
+	queue: Waiter[];
 }
 
 /**
@@ -61,15 +60,25 @@ interface Waiter {
  * window instead of every run getting its first request there and its last one a window later.
  */
 export class RollingWindowBudget {
-	private readonly slotsByKey = new Map<string, BudgetSlot[]>();
-
-	private readonly pausedUntilByKey = new Map<string, number>();
-
-	private readonly queueByKey = new Map<string, Waiter[]>();
+	private readonly budgets: ProcessStore<KeyBudget>;
 
 	private arrivals = 0;
 
-	constructor(private readonly timing: BudgetTiming) {}
+	/** `makeStore`: where the keys' budgets are kept (the pipeline's: a process store; by default one of its own). */
+	constructor(
+		private readonly timing: BudgetTiming,
+		makeStore: (rules: StoreRules<KeyBudget>) => ProcessStore<KeyBudget> = (rules) => new ProcessStore(rules),
+	) {
+		this.budgets = makeStore({
+			name: 'request budgets',
+			belongsTo: 'an API key at a service (every workflow, node and URL using it: the service counts its requests together)',
+			lifetime: "one window after its last request's answer, once none waits and no 429 pause lasts",
+			keptMs: () => timing.windowMs + timing.marginMs,
+			renewedOnUse: true,
+			maxEntries: 10_000,
+			inUse: (budget, nowMs) => budget.queue.length > 0 || budget.pausedUntil > nowMs || budget.slots.some((slot) => this.expiryOf(slot) > nowMs),
+		});
+	}
 
 	/**
 	 * Waits until the key has a free slot and no waiter of a lower order is ahead, then takes it.
@@ -77,7 +86,7 @@ export class RollingWindowBudget {
 	 * own arrival and has no follow-up kept for it.
 	 */
 	async acquire(budgetKey: string, limit: number, runOrder?: number): Promise<BudgetSlot> {
-		const queue = this.queueOf(budgetKey);
+		const { queue } = this.budgetOf(budgetKey);
 		const order = runOrder ?? Date.now();
 		const waiter: Waiter = { order, arrival: this.arrivals++ };
 		const behind = queue.findIndex((other) => other.order > order);
@@ -91,7 +100,7 @@ export class RollingWindowBudget {
 				const waitMs = this.waitBeforeNextSlot(budgetKey, limit, Date.now(), order);
 				if (waitMs <= 0) {
 					const slot: BudgetSlot = { order: runOrder };
-					this.slotsOf(budgetKey).push(slot);
+					this.budgetOf(budgetKey).slots.push(slot);
 					return slot;
 				}
 				// A waiter of a lower order may arrive meanwhile: it then takes this place at the head.
@@ -110,12 +119,13 @@ export class RollingWindowBudget {
 
 	/** Holds every request of the key until the given time (the service said so with a 429). */
 	pauseUntil(budgetKey: string, time: number): void {
-		this.pausedUntilByKey.set(budgetKey, Math.max(time, this.pausedUntilByKey.get(budgetKey) ?? 0));
+		const budget = this.budgetOf(budgetKey);
+		budget.pausedUntil = Math.max(time, budget.pausedUntil);
 	}
 
 	/** Milliseconds to wait before a request of the given order may be sent; 0 when it may go now. */
 	waitBeforeNextSlot(budgetKey: string, limit: number, now: number, order = -Infinity): number {
-		const pausedFor = (this.pausedUntilByKey.get(budgetKey) ?? 0) - now;
+		const pausedFor = this.budgetOf(budgetKey).pausedUntil - now;
 		if (pausedFor > 0) return pausedFor;
 		const slots = this.dropExpiredSlots(budgetKey, now);
 		const free = Math.max(1, limit) - slots.length;
@@ -126,16 +136,10 @@ export class RollingWindowBudget {
 		return Math.max(1, Math.min(...expiries) - now);
 	}
 
-	/** Forgets every key's history (tests start from an empty budget). */
-	clear(): void {
-		this.slotsByKey.clear();
-		this.pausedUntilByKey.clear();
-	}
-
 	/** Older runs answered within followUpMs (or still waiting for an answer) that have no request in the queue. */
 	private keptForOlderRuns(budgetKey: string, slots: BudgetSlot[], order: number, now: number): number {
 		const followUpMs = this.timing.followUpMs ?? 0;
-		const queued = new Set(this.queueOf(budgetKey).map((waiter) => waiter.order));
+		const queued = new Set(this.budgetOf(budgetKey).queue.map((waiter) => waiter.order));
 		const olderRuns = new Set<number>();
 		for (const slot of slots) {
 			if (slot.order === undefined || slot.order >= order || queued.has(slot.order)) continue;
@@ -157,18 +161,15 @@ export class RollingWindowBudget {
 		return (slot.answeredAt ?? Infinity) + this.timing.windowMs + this.timing.marginMs;
 	}
 
-	private slotsOf(budgetKey: string): BudgetSlot[] {
-		return listOf(this.slotsByKey, budgetKey);
-	}
-
-	private queueOf(budgetKey: string): Waiter[] {
-		return listOf(this.queueByKey, budgetKey);
+	/** The key's budget, kept while in use and for one window after (see the store's rules). */
+	private budgetOf(budgetKey: string): KeyBudget {
+		return this.budgets.obtain({ apiKey: budgetKey }, () => ({ slots: [], pausedUntil: 0, queue: [] }));
 	}
 
 	private dropExpiredSlots(budgetKey: string, now: number): BudgetSlot[] {
-		const live = this.slotsOf(budgetKey).filter((slot) => this.expiryOf(slot) > now);
-		this.slotsByKey.set(budgetKey, live);
-		return live;
+		const budget = this.budgetOf(budgetKey);
+		budget.slots = budget.slots.filter((slot) => this.expiryOf(slot) > now);
+		return budget.slots;
 	}
 }
 

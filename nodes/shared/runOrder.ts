@@ -5,17 +5,20 @@
  * burst the oldest delivery's run sends first, its second request included, in every process that
  * runs executions (each has its own budget).
  */
+import { processStore } from './processMemory';
 
-/** Runs remembered per process; the oldest are forgotten first (a forgotten run queues by request time). */
-const MAX_RUNS = 10_000;
-const orderByRun = new Map<string, number>();
+/** How long a run's place is kept after its last request; a run forgotten meanwhile queues by the time of its next request. */
+const RUN_ORDER_KEPT_MS = 60 * 60 * 1000;
 
-function remember(executionId: string, order: number): void {
-	orderByRun.set(executionId, order);
-	if (orderByRun.size <= MAX_RUNS) return;
-	const oldest = orderByRun.keys().next().value;
-	if (oldest !== undefined) orderByRun.delete(oldest);
-}
+/** Per run, not per workflow: a run goes on after its workflow is deactivated, so no deactivation releases it. */
+const orderByRun = processStore<number>({
+	name: 'run order',
+	belongsTo: 'an n8n execution',
+	lifetime: "an hour after the run's last request",
+	keptMs: RUN_ORDER_KEPT_MS,
+	renewedOnUse: true,
+	maxEntries: 10_000,
+});
 
 /** What the pipeline needs of a node's context; contexts outside a run have no execution id. */
 export interface RunContext {
@@ -30,15 +33,12 @@ function executionIdOf(context: RunContext): string | undefined {
 /** Places the run at `acceptedAtMs`, the time the delivery that started it was accepted. */
 export function setRunOrder(context: RunContext, acceptedAtMs: number): void {
 	const executionId = executionIdOf(context);
-	if (executionId) remember(executionId, acceptedAtMs);
+	if (executionId) orderByRun.set({ execution: executionId }, acceptedAtMs);
 }
 
 /** The run's place in the budget's queue: its delivery's acceptance, else its first request; none outside a run. */
 export function runOrderOf(context: RunContext, nowMs = Date.now()): number | undefined {
 	const executionId = executionIdOf(context);
 	if (!executionId) return undefined;
-	const order = orderByRun.get(executionId);
-	if (order !== undefined) return order;
-	remember(executionId, nowMs);
-	return nowMs;
+	return orderByRun.obtain({ execution: executionId }, () => nowMs);
 }

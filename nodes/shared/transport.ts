@@ -1,6 +1,7 @@
 /**
- * The one request pipeline: every request of every Agency Inbox node goes through here.
- * Budget per API key, 429 waits, retries of reads, cursor paging, problem objects as NodeApiError.
+ * The one request pipeline: every request of every Agency Inbox node goes through here. Budget per
+ * API key, the run's place in its queue, 429 waits, retries of reads, problem objects as NodeApiError.
+ * What to ask the service (paths, query parameters, the optional ones, paging) is serviceClient.ts.
  */
 import type {
 	IAllExecuteFunctions,
@@ -14,17 +15,11 @@ import type {
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import type { ProblemObject, RequestFailure } from './errors';
-import { toNodeApiError } from './errors';
+import { networkErrorCodeOf, toNodeApiError } from './errors';
 import type { Envelope } from './pagination';
-import { collectRecords } from './pagination';
+import { processStore } from './processMemory';
 import { budgetKeyFor, RollingWindowBudget, shareOfBudget } from './requestBudget';
 import { runOrderOf, type RunContext } from './runOrder';
-
-export { toNodeApiError } from './errors';
-export { collectRecords, pagesOf } from './pagination';
-export type { Envelope, FetchPage } from './pagination';
-export { budgetKeyFor } from './requestBudget';
-export { simplifyProposal } from './simplifyProposal';
 
 export const CREDENTIAL_TYPE = 'agencyInboxApi';
 
@@ -46,13 +41,8 @@ export const pipelineTiming = {
 	retryBackoffMs: [1_000, 2_000, 4_000],
 };
 
-/** Module-level, so every execution in the n8n process shares one budget per API key. */
-export const requestBudget = new RollingWindowBudget(pipelineTiming);
-
-/** Only for tests: forget every key's history so tests do not share a budget. */
-export function resetRequestBudgets(): void {
-	requestBudget.clear();
-}
+/** Every execution in the n8n process shares one budget per API key; its state is kept in a process store. */
+const requestBudget = new RollingWindowBudget(pipelineTiming, processStore);
 
 /** The parts of an n8n function context the pipeline uses (execute, poll, webhook, load options). */
 export interface PipelineContext extends RunContext {
@@ -97,22 +87,6 @@ function parseJsonOrUndefined(text: string): unknown {
 	} catch {
 		return undefined;
 	}
-}
-
-/**
- * The code of a network-level failure (ECONNRESET, EAI_AGAIN, ...), found on the error or its cause;
- * n8n 1.x wraps it in a NodeApiError that keeps the code only as `httpCode`. Node's own ERR_* codes
- * (ERR_INVALID_URL, ...) are not network failures.
- */
-function networkErrorCodeOf(error: unknown): string | undefined {
-	const isNetworkCode = (code: unknown): code is string => typeof code === 'string' && /^E(?!RR_)[A-Z_]+$/.test(code);
-	let current = error as { code?: unknown; httpCode?: unknown; cause?: unknown } | undefined;
-	for (let depth = 0; current && depth < 4; depth++) {
-		if (isNetworkCode(current.code)) return current.code;
-		if (isNetworkCode(current.httpCode)) return current.httpCode;
-		current = current.cause as typeof current;
-	}
-	return undefined;
 }
 
 /** The message of an error that is not a network failure, so the user sees its real cause. */
@@ -201,7 +175,7 @@ export async function sendThroughPipeline(
 	}
 }
 
-interface AgencyInboxCredentials {
+export interface AgencyInboxCredentials {
 	apiKey: string;
 	baseUrl: string;
 	requestsPerMinute?: number;
@@ -254,84 +228,4 @@ export async function requestEnvelope(
 		itemIndex,
 	});
 	return asEnvelope(response.body);
-}
-
-/** The request of the given page: the same query plus pageCursor. */
-export function withPageCursor(options: IHttpRequestOptions, pageCursor: string | undefined): IHttpRequestOptions {
-	if (pageCursor === undefined) return options;
-	return { ...options, qs: { ...(options.qs ?? {}), pageCursor } };
-}
-
-/**
- * Query parameters the service refused, per API key and endpoint, for the life of the process. Only
- * parameters sent for economy (the spec does not name them for that endpoint, e.g. `pageSize` on the
- * member list) land here: the node is correct without them.
- */
-const refusedParameters = new Map<string, Set<string>>();
-
-/** Only for tests: send every optional parameter again. */
-export function forgetRefusedParameters(): void {
-	refusedParameters.clear();
-}
-
-/** An endpoint whatever record it names: /v1/master-inbox/rooms/{id}/stories. */
-const endpointOf = (method: string, path: string) => `${method} ${path.replace(/(\/(?:rooms|proposals|bid-intents)\/)[^/]+/g, '$1{id}')}`;
-
-const isBadRequest = (error: unknown) => String((error as { httpCode?: unknown } | undefined)?.httpCode ?? '') === '400';
-
-/** The parameters among `names` that a refusal names (its message or the service's detail); all of them if it names none. */
-function namedIn(error: unknown, names: string[]): string[] {
-	const failure = error as { message?: string; description?: string | null };
-	const text = `${failure?.message ?? ''} ${failure?.description ?? ''}`;
-	const named = names.filter((name) => text.includes(name));
-	return named.length > 0 ? named : names;
-}
-
-export interface ApiRequest {
-	qs?: IDataObject;
-	body?: IDataObject;
-	/**
-	 * Query parameters sent for economy only, where the spec does not name them (a page size). A 400
-	 * to a request carrying them is answered by sending it again without them; if that succeeds, the
-	 * parameters the 400 named (all, if it named none) are not sent to that endpoint again.
-	 */
-	optionalQs?: IDataObject;
-}
-
-/** For programmatic nodes (triggers, list search): one request, the parsed envelope back. */
-export async function agencyInboxApiRequest(
-	this: PipelineContext & { logger?: { warn(message: string): void } },
-	method: IHttpRequestMethods,
-	path: string,
-	{ qs, body, optionalQs = {} }: ApiRequest = {},
-): Promise<Envelope> {
-	const credentials = await this.getCredentials<AgencyInboxCredentials>(CREDENTIAL_TYPE);
-	const endpoint = `${budgetKeyFor(credentials.apiKey, normalizeBaseUrl(credentials.baseUrl))} ${endpointOf(method, path)}`;
-	const refused = refusedParameters.get(endpoint) ?? new Set<string>();
-	const optional = Object.keys(optionalQs).filter((name) => !refused.has(name));
-	const withOptional = { ...Object.fromEntries(optional.map((name) => [name, optionalQs[name]])), ...qs };
-	const first = await requestEnvelope(this, { method, url: path, qs: withOptional, body }).then(
-		(answer) => ({ answer }),
-		(failure: unknown) => ({ failure }),
-	);
-	if ('answer' in first) return first.answer;
-	if (optional.length === 0 || !isBadRequest(first.failure)) throw first.failure;
-	const answer = await requestEnvelope(this, { method, url: path, qs, body });
-	for (const name of namedIn(first.failure, optional)) refused.add(name);
-	refusedParameters.set(endpoint, refused);
-	this.logger?.warn(`Agency Inbox: the service refused ${[...refused].join(', ')} on ${endpointOf(method, path)}; no longer sent there (the service's own page size applies)`);
-	return answer;
-}
-
-/** For programmatic nodes: every record of a list (up to `limit`), following the cursors. */
-export async function agencyInboxApiPaginate(
-	this: PipelineContext & { logger?: { warn(message: string): void } },
-	path: string,
-	{ qs = {}, optionalQs }: Pick<ApiRequest, 'qs' | 'optionalQs'> = {},
-	limit = Infinity,
-): Promise<IDataObject[]> {
-	return await collectRecords(
-		async (pageCursor) => await agencyInboxApiRequest.call(this, 'GET', path, { qs: { ...qs, ...(pageCursor ? { pageCursor } : {}) }, optionalQs }),
-		limit,
-	);
 }

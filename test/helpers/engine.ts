@@ -5,6 +5,7 @@
  * evaluated against `$credentials`). Only the database and the UI are left out.
  */
 import {
+	DirectoryLoader,
 	ExecuteContext,
 	ExecutionLifecycleHooks,
 	LoadOptionsContext,
@@ -127,10 +128,19 @@ class TestCredentialsHelper extends ICredentialsHelper {
 	}
 }
 
+/** The node type as n8n's loader hands it out: a polling node gets n8n's Poll Times parameter (`pollTimes`). */
+function asLoaded(type: INodeType | IVersionedNodeType): INodeType | IVersionedNodeType {
+	if (!('polling' in type.description) || !type.description.polling) return type;
+	const loaded = Object.create(type) as INodeType;
+	loaded.description = { ...type.description, properties: [...type.description.properties] };
+	(DirectoryLoader.prototype as unknown as { applySpecialNodeParameters(nodeType: INodeType): void }).applySpecialNodeParameters(loaded);
+	return loaded;
+}
+
 /** Node types by their short name (as in package.json), registered under the package's prefix. */
 export function createNodeTypes(types: Record<string, INodeType | IVersionedNodeType>): INodeTypes {
 	const data: INodeTypeData = {};
-	for (const [name, type] of Object.entries(types)) data[`${PACKAGE}.${name}`] = { type, sourcePath: '' };
+	for (const [name, type] of Object.entries(types)) data[`${PACKAGE}.${name}`] = { type: asLoaded(type), sourcePath: '' };
 	return {
 		getByName: (name) => data[name]?.type,
 		getByNameAndVersion: (name, version) => NodeHelpers.getVersionedNodeType(data[name].type, version),

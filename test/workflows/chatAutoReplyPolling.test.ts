@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { AgencyInboxMessageTrigger } from '../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
-import { forgetRefusedParameters } from '../../nodes/shared/transport';
+import { resetProcessMemory } from '../../nodes/shared/processMemory';
 import { SINGLE_READINGS, marketplaceUserIdOf } from '../../sandbox';
 import { NODE_TYPES, SAMPLE_SANDBOX_ORIGIN, WORKFLOWS_DIR, loadSampleWorkflows, pollEverySeconds, type WorkflowNode } from '../../scripts/n8n/agencyInbox';
 import { TriggerWorkflow } from '../helpers/engine';
@@ -90,7 +90,7 @@ describe('as saved', () => {
 
 describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as const))('under reading %s', (_label, variants) => {
 	beforeEach(async () => {
-		forgetRefusedParameters();
+		resetProcessMemory();
 		await control(currentSandbox(), 'POST', 'variants', variants);
 	});
 

@@ -14,7 +14,7 @@ import { AgencyInboxMessageTrigger } from '../../nodes/AgencyInboxMessageTrigger
 import { AgencyInboxProposalTrigger } from '../../nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node';
 import { AgencyInboxTrigger } from '../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
 import { onceOnlyTiming } from '../../nodes/AgencyInboxTrigger/onceOnly';
-import { forgetRefusedParameters, resetRequestBudgets } from '../../nodes/shared/transport';
+import { resetProcessMemory } from '../../nodes/shared/processMemory';
 import { startSandbox, type Sandbox, type SandboxVariants } from '../../sandbox';
 import { loadSampleWorkflows, NODE_TYPES } from '../../scripts/n8n/agencyInbox';
 import { runSavedWorkflow, type CredentialData, type SavedWorkflow, TriggerWorkflow } from '../helpers/engine';
@@ -227,8 +227,7 @@ export function useSampleSandbox(sampleId: string, variants: SandboxVariants, op
 		await setup.sandbox?.close();
 	});
 	beforeEach(async () => {
-		resetRequestBudgets();
-		forgetRefusedParameters();
+		resetProcessMemory();
 		await sandboxControl(setup.sandbox.origin, 'POST', 'reset');
 		await takeRequests(setup.sandbox);
 		setup.inbox.skipPending();

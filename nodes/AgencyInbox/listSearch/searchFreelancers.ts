@@ -3,7 +3,7 @@ import type { ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult
 import { pagesOf } from '../../shared/pagination';
 import type { RoomPeople } from '../../shared/roomPeople';
 import { agencyMembersIn } from '../../shared/roomPeople';
-import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../../shared/transport';
+import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../../shared/serviceClient';
 import { listLabel } from './labels';
 import { matchesFilter } from './matchesFilter';
 import type { RoomSummary } from './searchRooms';

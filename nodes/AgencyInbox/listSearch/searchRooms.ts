@@ -1,6 +1,6 @@
 import type { ILoadOptionsFunctions, INodeListSearchItems, INodeListSearchResult } from 'n8n-workflow';
 
-import { agencyInboxApiRequest } from '../../shared/transport';
+import { agencyInboxApiRequest } from '../../shared/serviceClient';
 import { listLabel, shortTime } from './labels';
 
 export interface RoomSummary {

@@ -10,7 +10,8 @@ import type {
 
 import { collectRecords } from '../../shared/pagination';
 import { simplifyProposal } from '../../shared/simplifyProposal';
-import { requestEnvelope, withPageCursor } from '../../shared/transport';
+import { withPageCursor } from '../../shared/serviceClient';
+import { requestEnvelope } from '../../shared/transport';
 
 /** The Limit of a list operation (routing.output.maxResults), or no limit for Return All. */
 export function limitOf(requestData: DeclarativeRestApiSettings.ResultOptions): number {

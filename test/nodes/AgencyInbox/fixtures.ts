@@ -2,7 +2,7 @@
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { AgencyInbox } from '../../../nodes/AgencyInbox/AgencyInbox.node';
-import { resetRequestBudgets } from '../../../nodes/shared/transport';
+import { resetProcessMemory } from '../../../nodes/shared/processMemory';
 import type { Sandbox, SandboxOptions } from '../../../sandbox';
 import { startSandbox } from '../../../sandbox';
 import { asAiTool } from '../../helpers/aiTool';
@@ -53,7 +53,7 @@ export function useSandbox(options: SandboxOptions = { requestsPerMinute: 0 }): 
 	});
 	afterAll(async () => await sandbox?.close());
 	beforeEach(async () => {
-		resetRequestBudgets();
+		resetProcessMemory();
 		await control(sandbox!, 'POST', 'reset');
 		await takeRequests(sandbox!);
 	});

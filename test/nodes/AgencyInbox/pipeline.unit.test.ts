@@ -4,19 +4,11 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { guidanceFor, recordNamedByPath, toNodeApiError } from '../../../nodes/shared/errors';
 import { toIsoWithOffset } from '../../../nodes/AgencyInbox/shared/inputs';
-import { RollingWindowBudget } from '../../../nodes/shared/requestBudget';
+import { resetProcessMemory } from '../../../nodes/shared/processMemory';
+import { budgetKeyFor, RollingWindowBudget } from '../../../nodes/shared/requestBudget';
 import { runOrderOf, setRunOrder } from '../../../nodes/shared/runOrder';
-import { latestResultEvent } from '../../../nodes/shared/simplifyProposal';
-import {
-	budgetKeyFor,
-	pathIsRewritten,
-	pipelineTiming,
-	rateLimitWaitMs,
-	requestEnvelope,
-	resetRequestBudgets,
-	sendThroughPipeline,
-	simplifyProposal,
-} from '../../../nodes/shared/transport';
+import { latestResultEvent, simplifyProposal } from '../../../nodes/shared/simplifyProposal';
+import { pathIsRewritten, pipelineTiming, rateLimitWaitMs, requestEnvelope, sendThroughPipeline } from '../../../nodes/shared/transport';
 
 const node = { id: '1', name: 'Agency Inbox', type: 'agencyInbox', typeVersion: 1, position: [0, 0], parameters: {} } as INode;
 const context = { getNode: () => node };
@@ -95,8 +87,7 @@ describe('RollingWindowBudget', () => {
 		const now = Date.now();
 		budget.pauseUntil('k', now + 1000);
 		expect(budget.waitBeforeNextSlot('k', 100, now)).toBe(1000);
-		budget.clear();
-		expect(budget.waitBeforeNextSlot('k', 100, now)).toBe(0);
+		expect(budget.waitBeforeNextSlot('k', 100, now + 1000)).toBe(0);
 	});
 
 	it('identifies keys by a SHA-256 hash that never contains the key', () => {
@@ -273,7 +264,7 @@ describe('paths n8n would rewrite', () => {
 describe('sendThroughPipeline', () => {
 	const saved = { ...pipelineTiming, retryBackoffMs: [...pipelineTiming.retryBackoffMs] };
 	beforeEach(() => {
-		resetRequestBudgets();
+		resetProcessMemory();
 		Object.assign(pipelineTiming, { retryBackoffMs: [5, 5, 5], maxRateLimitWaitMs: 1_000, minRateLimitWaitMs: 10 });
 	});
 	afterAll(() => Object.assign(pipelineTiming, saved));

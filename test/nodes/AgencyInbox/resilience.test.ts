@@ -1,5 +1,6 @@
 /** Rate limit, injected faults, error messages and input checks, through the engine against the sandbox. */
-import { pipelineTiming, resetRequestBudgets } from '../../../nodes/shared/transport';
+import { resetProcessMemory } from '../../../nodes/shared/processMemory';
+import { pipelineTiming } from '../../../nodes/shared/transport';
 import {
 	byId,
 	control,
@@ -15,7 +16,7 @@ import {
 const savedTiming = { ...pipelineTiming, retryBackoffMs: [...pipelineTiming.retryBackoffMs] };
 beforeAll(() => Object.assign(pipelineTiming, { retryBackoffMs: [20, 40, 80], maxRateLimitWaitMs: 2_500 }));
 afterAll(() => Object.assign(pipelineTiming, savedTiming));
-beforeEach(() => resetRequestBudgets());
+beforeEach(() => resetProcessMemory());
 
 const sendMessage = {
 	resource: 'message',

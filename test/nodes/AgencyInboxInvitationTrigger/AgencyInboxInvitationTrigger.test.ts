@@ -4,7 +4,7 @@ import { AgencyInboxInvitationTrigger } from '../../../nodes/AgencyInboxInvitati
 import { pollInvitations } from '../../../nodes/AgencyInboxInvitationTrigger/pollInvitations';
 import type { InvitationTriggerState } from '../../../nodes/AgencyInboxInvitationTrigger/state';
 import type { InvitationPage } from '../../../nodes/AgencyInboxInvitationTrigger/types';
-import { forgetRefusedParameters, resetRequestBudgets } from '../../../nodes/shared/transport';
+import { resetProcessMemory } from '../../../nodes/shared/processMemory';
 import { SINGLE_READINGS, startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
 import { sandboxControl } from '../../helpers/sandboxControl';
@@ -52,8 +52,7 @@ describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as 
 	});
 
 	beforeEach(async () => {
-		resetRequestBudgets();
-		forgetRefusedParameters();
+		resetProcessMemory();
 		await control(sandbox, 'POST', 'reset');
 		await control(sandbox, 'DELETE', 'requests');
 	});

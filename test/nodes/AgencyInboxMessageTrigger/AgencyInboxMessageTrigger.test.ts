@@ -1,7 +1,7 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { AgencyInboxMessageTrigger } from '../../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
-import { forgetRefusedParameters, resetRequestBudgets } from '../../../nodes/shared/transport';
+import { resetProcessMemory } from '../../../nodes/shared/processMemory';
 import { SINGLE_READINGS, startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
 import { sandboxControl } from '../../helpers/sandboxControl';
@@ -65,8 +65,7 @@ describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as 
 	});
 
 	beforeEach(async () => {
-		resetRequestBudgets();
-		forgetRefusedParameters();
+		resetProcessMemory();
 		await control(sandbox, 'POST', 'reset');
 		await control(sandbox, 'DELETE', 'requests');
 	});

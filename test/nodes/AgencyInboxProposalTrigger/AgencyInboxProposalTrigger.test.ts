@@ -1,7 +1,7 @@
 import { PollContext } from 'n8n-core';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { forgetRefusedParameters, resetRequestBudgets } from '../../../nodes/shared/transport';
+import { resetProcessMemory } from '../../../nodes/shared/processMemory';
 import { AgencyInboxProposalTrigger } from '../../../nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node';
 import { SINGLE_READINGS, startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
@@ -75,8 +75,7 @@ describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as 
 	});
 
 	beforeEach(async () => {
-		resetRequestBudgets();
-		forgetRefusedParameters();
+		resetProcessMemory();
 		await control(sandbox, 'POST', 'reset');
 		await control(sandbox, 'DELETE', 'requests');
 	});

@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { classifyChange, classifySample, passesFilters } from '../../../nodes/AgencyInboxProposalTrigger/classify';
 import type { PollOptions } from '../../../nodes/AgencyInboxProposalTrigger/pollChanges';
 import { findSampleChange, pollChanges } from '../../../nodes/AgencyInboxProposalTrigger/pollChanges';
-import { isStaleCursorError, sweepProposals } from '../../../nodes/AgencyInboxProposalTrigger/sweep';
+import { sweepProposals } from '../../../nodes/AgencyInboxProposalTrigger/sweep';
 import type { ProposalTriggerState } from '../../../nodes/AgencyInboxProposalTrigger/state';
 import { bootstrapProposalState, loadProposalState, mergeWithStored, saveProposalState } from '../../../nodes/AgencyInboxProposalTrigger/state';
 import { FakeProposalService } from './fakeService';
@@ -86,7 +86,12 @@ describe('pollChanges against an in-memory service', () => {
 		await expect(sweepProposals(fetchPage, { updatedSince: 'x', canContinue: () => true })).rejects.toBe(badRequest);
 		expect(fetchPage).toHaveBeenCalledTimes(1);
 		await expect(sweepProposals(fetchPage, { updatedSince: 'x', startCursor: 'c', canContinue: () => true })).rejects.toBe(badRequest);
-		expect(isStaleCursorError({ httpCode: '404' })).toBe(false);
+		// A cursor, then the top, then nothing more: a refused restart is a real error.
+		expect(fetchPage).toHaveBeenCalledTimes(3);
+		const notFound = Object.assign(new Error('gone'), { httpCode: '404' });
+		const failing = jest.fn().mockRejectedValue(notFound);
+		await expect(sweepProposals(failing, { updatedSince: 'x', startCursor: 'c', canContinue: () => true })).rejects.toBe(notFound);
+		expect(failing).toHaveBeenCalledTimes(1);
 	});
 
 	it('resumes a sweep that ran out of poll time without losing or repeating rows', async () => {
