@@ -377,7 +377,7 @@ export interface StartN8nOptions {
 	env?: NodeJS.ProcessEnv;
 	/** Receives every line n8n prints (all of it is also appended to `<userFolder>/n8n.log`). */
 	onOutput?: (line: string) => void;
-	/** How long starting may take before it is given up, in ms. */
+	/** How long starting may take before it is given up, in ms (8 minutes: a start takes 20 s on a calm machine, minutes on a busy one; a crash ends the wait at once). */
 	timeoutMs?: number;
 }
 
@@ -424,7 +424,7 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 	const userFolder = path.resolve(options.userFolder);
 	const command = options.command ?? 'start';
 	const readyLine = READY_LINES[command];
-	const timeoutMs = options.timeoutMs ?? 180_000;
+	const timeoutMs = options.timeoutMs ?? 480_000;
 	const runtime = await runtimeFor(userFolder);
 	const port = options.port ?? (await findFreePorts(1))[0];
 	const url = `http://127.0.0.1:${port}`;
@@ -505,14 +505,31 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 	}
 }
 
+/** n8n's answer while its last database ping failed (docs/development.md, "n8n 2.41.1 under load"). */
+export const DATABASE_NOT_READY = 'Database is not ready!';
+
+/**
+ * fetch() for n8n's REST API: n8n 2.41 answers every request 503 "Database is not ready!" from a
+ * failed database ping (its ping waited more than 5 s, as it does on a busy machine) until the next
+ * one succeeds, 2 s later; such an answer is asked again, for up to 2 minutes.
+ */
+export async function fetchFromN8n(url: string, init: RequestInit = {}): Promise<Response> {
+	const deadline = Date.now() + 120_000;
+	for (;;) {
+		const response = await fetch(url, init);
+		if (response.status !== 503 || Date.now() > deadline || !(await response.clone().text()).includes(DATABASE_NOT_READY)) return response;
+		await new Promise((resolve) => setTimeout(resolve, 1_000));
+	}
+}
+
 /** Creates the owner on a fresh instance, else logs in; returns headers that authenticate REST calls. */
 async function signInOwner(url: string): Promise<Record<string, string>> {
 	const headers = { 'content-type': 'application/json', 'browser-id': BROWSER_ID };
-	const setup = await fetch(`${url}/rest/owner/setup`, { method: 'POST', headers, body: JSON.stringify(DEMO_OWNER) });
+	const setup = await fetchFromN8n(`${url}/rest/owner/setup`, { method: 'POST', headers, body: JSON.stringify(DEMO_OWNER) });
 	// Refused when an earlier start of this user folder already set the owner up.
 	const response = setup.ok
 		? setup
-		: await fetch(`${url}/rest/login`, {
+		: await fetchFromN8n(`${url}/rest/login`, {
 				method: 'POST',
 				headers,
 				body: JSON.stringify({ emailOrLdapLoginId: DEMO_OWNER.email, password: DEMO_OWNER.password }),
@@ -531,7 +548,7 @@ interface PublicationStatus {
 
 /** The workflows n8n has published (active), as its editor lists them. */
 async function listPublishedWorkflows(url: string, headers: Record<string, string>): Promise<Array<{ id: string; name: string }>> {
-	const response = await fetch(`${url}/rest/workflows?filter=${encodeURIComponent(JSON.stringify({ active: true }))}`, { headers });
+	const response = await fetchFromN8n(`${url}/rest/workflows?filter=${encodeURIComponent(JSON.stringify({ active: true }))}`, { headers });
 	if (!response.ok) throw new Error(`listing workflows failed: ${response.status} ${await response.text()}`);
 	return ((await response.json()) as { data: Array<{ id: string; name: string }> }).data;
 }
@@ -550,7 +567,7 @@ async function waitForPublishedWorkflows(url: string, headers: Record<string, st
 	for (const workflow of await listPublishedWorkflows(url, headers)) {
 		let latest: PublicationStatus | undefined;
 		await waitUntil(async () => {
-			const response = await fetch(`${url}/rest/workflows/${workflow.id}/publication-status`, { headers });
+			const response = await fetchFromN8n(`${url}/rest/workflows/${workflow.id}/publication-status`, { headers });
 			if (response.status === 404) return true;
 			latest = ((await response.json()) as { data: PublicationStatus }).data;
 			return latest.status !== 'not_published' && latest.status !== 'in_progress';
@@ -569,7 +586,7 @@ async function waitForPublishedWorkflows(url: string, headers: Record<string, st
 export async function setPublished(n8n: RunningN8n, workflowId: string, published: boolean): Promise<void> {
 	const headers = n8n.restHeaders;
 	const call = async (method: string, route: string, body?: object) => {
-		const response = await fetch(`${n8n.url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) });
+		const response = await fetchFromN8n(`${n8n.url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) });
 		if (!response.ok) throw new Error(`${method} /rest/workflows/${workflowId}${route}: ${response.status} ${await response.text()}`);
 		return ((await response.json()) as { data: { versionId?: string; status?: PublicationStatus['status'] } }).data;
 	};

@@ -11,7 +11,7 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import { NODE_TYPES, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, sandboxCredential } from '../../scripts/n8n/agencyInbox';
 import { ensureN8n, setPublished, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION, n8nMajorVersion } from '../../scripts/n8n/install';
-import { signedDelivery } from '../../scripts/n8n/signedWebhook';
+import { deliverAsTheService } from '../../scripts/n8n/signedWebhook';
 import { LoopbackProxy, type ProxiedRequest } from '../nodes/AgencyInboxProposalTrigger/loopbackProxy';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { ArrivalWatcher, DURABLE_SCHEDULER, E2E_N8N_ENV, crmPollingWorkflow, latencySummary } from './pollingN8n';
@@ -128,9 +128,8 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 
 	describe('webhook trigger', () => {
 		const deliver = async (id: string) => {
-			const delivery = signedDelivery(webhookUrl(), sandbox.signingSecret, 'chat.message.sent', { proposal: { uid: 'prop-0001' }, message: { text: id }, chat: { id: 'room-001' } }, id);
-			const answer = await fetch(delivery.url, { method: 'POST', headers: { 'content-type': 'application/json', ...delivery.headers }, body: delivery.body });
-			return { status: answer.status, body: (await answer.json()) as { message?: string; deliveryId?: string } };
+			const { status, body } = await deliverAsTheService(webhookUrl(), sandbox.signingSecret, 'chat.message.sent', { proposal: { uid: 'prop-0001' }, message: { text: id }, chat: { id: 'room-001' } }, id);
+			return { status, body };
 		};
 		const runs = async () => finishedExecutions(await listExecutions(n8n!.url, n8n!.restHeaders, WEBHOOK_WORKFLOW));
 

@@ -2,8 +2,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { fetchFromN8n } from '../../scripts/n8n/harness';
+
+/** GET from the sandbox or n8n (asked again while n8n answers that its database is not ready). */
 export async function getJson<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
-	const response = await fetch(url, { headers });
+	const response = await fetchFromN8n(url, { headers });
 	if (!response.ok) throw new Error(`GET ${url}: ${response.status} ${await response.text()}`);
 	return (await response.json()) as T;
 }

@@ -9,7 +9,7 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import { NODE_TYPES, everyOperation, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
 import { ensureN8n, type CredentialToImport, type RunJson, type WorkflowToImport } from '../../scripts/n8n/harness';
 import type { QueueProcess, QueueTopology } from '../../scripts/n8n/queue';
-import { signedDelivery } from '../../scripts/n8n/signedWebhook';
+import { deliverAsTheService } from '../../scripts/n8n/signedWebhook';
 import { ALREADY_ACCEPTED, burstDeliveries, burstReplyWorkflow, eachTwiceShuffled, expectOneReplyEach, postBurst, retried } from '../e2e/bursts';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor, type ExecutionSummary } from '../e2e/support';
 import { busiestMinute, type RequestLogEntry } from '../../sandbox/core';
@@ -245,9 +245,8 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 	describe('webhook trigger in the webhook process', () => {
 		const triggerUrl = (webhookProcess: QueueProcess) => `${webhookProcess.current.url}/webhook/${TRIGGER_WEBHOOK_ID}/webhook`;
 		const deliver = async (webhookProcess: QueueProcess, id: string, type = 'chat.message.sent', secret = sandbox.signingSecret) => {
-			const delivery = signedDelivery(triggerUrl(webhookProcess), secret, type, { proposal: { uid: 'prop-0001' }, message: { text: id }, chat: { id: 'room-001' } }, id);
-			const answer = await fetch(delivery.url, { method: 'POST', headers: { 'content-type': 'application/json', ...delivery.headers }, body: delivery.body });
-			return { status: answer.status, message: ((await answer.json().catch(() => ({}))) as { message?: string }).message };
+			const { status, body } = await deliverAsTheService(triggerUrl(webhookProcess), secret, type, { proposal: { uid: 'prop-0001' }, message: { text: id }, chat: { id: 'room-001' } }, id);
+			return { status, message: body.message };
 		};
 		const runs = () => executionsOf(WORKFLOWS.webhookTrigger);
 		const crmRowsFor = async (id: string) => (await sandboxGet<Array<{ uid: string }>>(sandbox, 'crm')).filter((row) => row.uid === `delivery:${id}`).length;
