@@ -511,13 +511,18 @@ export const DATABASE_NOT_READY = 'Database is not ready!';
 /**
  * fetch() for n8n's REST API: n8n 2.41 answers every request 503 "Database is not ready!" from a
  * failed database ping (its ping waited more than 5 s, as it does on a busy machine) until the next
- * one succeeds, 2 s later; such an answer is asked again, for up to 2 minutes.
+ * one succeeds, 2 s later; such an answer is asked again, for up to 2 minutes, and so is a GET whose
+ * connection a busy n8n reset.
  */
 export async function fetchFromN8n(url: string, init: RequestInit = {}): Promise<Response> {
 	const deadline = Date.now() + 120_000;
+	const idempotent = (init.method ?? 'GET') === 'GET';
 	for (;;) {
-		const response = await fetch(url, init);
-		if (response.status !== 503 || Date.now() > deadline || !(await response.clone().text()).includes(DATABASE_NOT_READY)) return response;
+		const response = await fetch(url, init).catch((error: Error) => {
+			if (!idempotent || Date.now() > deadline) throw error;
+			return undefined;
+		});
+		if (response && (response.status !== 503 || Date.now() > deadline || !(await response.clone().text()).includes(DATABASE_NOT_READY))) return response;
 		await new Promise((resolve) => setTimeout(resolve, 1_000));
 	}
 }

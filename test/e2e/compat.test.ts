@@ -44,7 +44,7 @@ import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { TEST_RETRY_TIME_SCALE } from '../../scripts/n8n/signedWebhook';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { ALREADY_ACCEPTED, burstDeliveries, eachTwiceShuffled, postBurst } from './bursts';
-import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor } from './support';
+import { finishedExecutions, getJson, getN8nJson, listExecutions, postJson, sleep, waitFor } from './support';
 import type { RequestLogEntry } from '../../sandbox/core';
 
 const FIXTURES_DIR = path.join(REPO_ROOT, 'test', 'compat', '0.1.0');
@@ -98,7 +98,7 @@ function unflatten(text: string): unknown {
 
 /** The items a node output in a run that n8n recorded (the editor's own REST endpoint). */
 async function recordedOutput(n8n: RunningN8n, executionId: string, nodeName: string): Promise<Array<Record<string, unknown>>> {
-	const { data } = await getJson<{ data: { data: string } }>(`${n8n.url}/rest/executions/${executionId}`, n8n.restHeaders);
+	const { data } = await getN8nJson<{ data: { data: string } }>(`${n8n.url}/rest/executions/${executionId}`, n8n.restHeaders);
 	// The recorded data is the run's `data` (IRunExecutionData).
 	return nodeOutputJson({ data: unflatten(data.data) } as RunJson, nodeName);
 }
@@ -264,8 +264,8 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 	});
 
 	it('installs as a community package: n8n lists its five nodes and its credential and logs no error about it', async () => {
-		const nodeTypes = await getJson<Array<{ name: string }>>(`${n8n!.url}/types/nodes.json`, n8n!.restHeaders);
-		const credentialTypes = await getJson<Array<{ name: string }>>(`${n8n!.url}/types/credentials.json`, n8n!.restHeaders);
+		const nodeTypes = await getN8nJson<Array<{ name: string }>>(`${n8n!.url}/types/nodes.json`, n8n!.restHeaders);
+		const credentialTypes = await getN8nJson<Array<{ name: string }>>(`${n8n!.url}/types/credentials.json`, n8n!.restHeaders);
 		expect(nodeTypes.map((type) => type.name)).toEqual(expect.arrayContaining(Object.values(NODE_TYPES)));
 		expect(credentialTypes.map((type) => type.name)).toContain(SAMPLE_CREDENTIAL.type);
 		// What `n8n start` printed: n8n logs a node that throws while it loads (naming its file), and goes on without it.
