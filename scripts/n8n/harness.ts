@@ -511,15 +511,15 @@ export const DATABASE_NOT_READY = 'Database is not ready!';
 /**
  * fetch() for n8n's REST API: n8n 2.41 answers every request 503 "Database is not ready!" from a
  * failed database ping (its ping waited more than 5 s, as it does on a busy machine) until the next
- * one succeeds, 2 s later; such an answer is asked again, for up to 2 minutes, and so is a GET whose
- * connection a busy n8n reset.
+ * one succeeds, 2 s later; such an answer is asked again, for up to 2 minutes. So is a request whose
+ * connection failed (a busy n8n closing an idle connection as it is reused, or the n8n that listened
+ * on the port before a restart) when it may be sent twice: a GET, or `repeatable`.
  */
-export async function fetchFromN8n(url: string, init: RequestInit = {}): Promise<Response> {
+export async function fetchFromN8n(url: string, init: RequestInit = {}, repeatable = (init.method ?? 'GET') === 'GET'): Promise<Response> {
 	const deadline = Date.now() + 120_000;
-	const idempotent = (init.method ?? 'GET') === 'GET';
 	for (;;) {
 		const response = await fetch(url, init).catch((error: Error) => {
-			if (!idempotent || Date.now() > deadline) throw error;
+			if (!repeatable || Date.now() > deadline) throw error;
 			return undefined;
 		});
 		if (response && (response.status !== 503 || Date.now() > deadline || !(await response.clone().text()).includes(DATABASE_NOT_READY))) return response;
@@ -530,15 +530,16 @@ export async function fetchFromN8n(url: string, init: RequestInit = {}): Promise
 /** Creates the owner on a fresh instance, else logs in; returns headers that authenticate REST calls. */
 async function signInOwner(url: string): Promise<Record<string, string>> {
 	const headers = { 'content-type': 'application/json', 'browser-id': BROWSER_ID };
-	const setup = await fetchFromN8n(`${url}/rest/owner/setup`, { method: 'POST', headers, body: JSON.stringify(DEMO_OWNER) });
+	// Both may be sent again: a second setup is refused, a second login logs in again.
+	const setup = await fetchFromN8n(`${url}/rest/owner/setup`, { method: 'POST', headers, body: JSON.stringify(DEMO_OWNER) }, true);
 	// Refused when an earlier start of this user folder already set the owner up.
 	const response = setup.ok
 		? setup
-		: await fetchFromN8n(`${url}/rest/login`, {
-				method: 'POST',
-				headers,
-				body: JSON.stringify({ emailOrLdapLoginId: DEMO_OWNER.email, password: DEMO_OWNER.password }),
-			});
+		: await fetchFromN8n(
+				`${url}/rest/login`,
+				{ method: 'POST', headers, body: JSON.stringify({ emailOrLdapLoginId: DEMO_OWNER.email, password: DEMO_OWNER.password }) },
+				true,
+			);
 	if (!response.ok) {
 		throw new Error(`could not set up (${setup.status} ${await setup.text()}) nor log in (${response.status} ${await response.text()}) the demo owner`);
 	}
@@ -591,7 +592,8 @@ async function waitForPublishedWorkflows(url: string, headers: Record<string, st
 export async function setPublished(n8n: RunningN8n, workflowId: string, published: boolean): Promise<void> {
 	const headers = n8n.restHeaders;
 	const call = async (method: string, route: string, body?: object) => {
-		const response = await fetchFromN8n(`${n8n.url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) });
+		// Publishing or unpublishing twice is the same as once.
+		const response = await fetchFromN8n(`${n8n.url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) }, true);
 		if (!response.ok) throw new Error(`${method} /rest/workflows/${workflowId}${route}: ${response.status} ${await response.text()}`);
 		return ((await response.json()) as { data: { versionId?: string; status?: PublicationStatus['status'] } }).data;
 	};
