@@ -11,7 +11,7 @@ import {
 	importCredentials,
 	importWorkflows,
 	prepareUserFolder,
-	publishWorkflow,
+	publishWorkflows,
 	type CredentialToImport,
 	type WorkflowToImport,
 } from './harness';
@@ -380,10 +380,8 @@ export async function installIntoN8n(options: InstallIntoN8nOptions): Promise<{ 
 	log(`importing ${options.credentials.length} credential(s) and ${options.workflows.length} workflow(s)`);
 	await importCredentials(options.userFolder, options.credentials);
 	await importWorkflows(options.userFolder, options.workflows);
-	for (const id of options.publish) {
-		log(`publishing workflow ${options.workflows.find((workflow) => workflow.id === id)?.name ?? id}`);
-		await publishWorkflow(options.userFolder, id);
-	}
+	log(`publishing ${options.publish.length} workflow(s) (n8n 2.x: once n8n has started)`);
+	await publishWorkflows(options.userFolder, options.publish);
 	await fs.writeFile(fingerprintFile, JSON.stringify({ fingerprint }) + '\n');
 	return { imported: true };
 }

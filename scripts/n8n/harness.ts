@@ -46,6 +46,8 @@ interface UserFolderSettings {
 	encryptionKey: string;
 	/** Variables every n8n process of the folder gets, CLI commands included: its database (e.g. Postgres). */
 	env?: Record<string, string>;
+	/** Workflows the folder's next `n8n start` publishes once it serves (publishWorkflows, n8n 2.x). */
+	publishAtStart?: string[];
 }
 
 const SETTINGS_FILE = 'n8n-harness.json';
@@ -54,6 +56,10 @@ async function readUserFolderSettings(userFolder: string): Promise<UserFolderSet
 	const file = path.join(userFolder, SETTINGS_FILE);
 	if (!existsSync(file)) throw new Error(`${userFolder} was not prepared: call prepareUserFolder() first`);
 	return JSON.parse(await fs.readFile(file, 'utf8'));
+}
+
+async function writeUserFolderSettings(userFolder: string, settings: UserFolderSettings): Promise<void> {
+	await fs.writeFile(path.join(userFolder, SETTINGS_FILE), JSON.stringify(settings, null, '\t') + '\n');
 }
 
 export interface PrepareUserFolderOptions {
@@ -79,14 +85,12 @@ export interface PreparedPackage {
 export async function bindUserFolder(options: Omit<PrepareUserFolderOptions, 'packageDir'>): Promise<void> {
 	const userFolder = path.resolve(options.userFolder);
 	await fs.mkdir(path.join(userFolder, '.n8n'), { recursive: true });
-	const settingsFile = path.join(userFolder, SETTINGS_FILE);
-	if (existsSync(settingsFile)) return;
-	const settings: UserFolderSettings = {
+	if (existsSync(path.join(userFolder, SETTINGS_FILE))) return;
+	await writeUserFolderSettings(userFolder, {
 		n8nVersion: options.n8nVersion ?? DEFAULT_N8N_VERSION,
 		encryptionKey: randomBytes(24).toString('base64url'),
 		...(options.env && { env: options.env }),
-	};
-	await fs.writeFile(settingsFile, JSON.stringify(settings, null, '\t') + '\n');
+	});
 }
 
 /**
@@ -214,6 +218,29 @@ export interface WorkflowToImport {
 /** Imports workflows (inactive) with `n8n import:workflow`. */
 export async function importWorkflows(userFolder: string, workflows: WorkflowToImport[]): Promise<void> {
 	await importJson(userFolder, 'import:workflow', workflows.map((workflow) => ({ active: false, settings: {}, ...workflow })));
+}
+
+/**
+ * Publishes workflows of a user folder. On n8n 2.x at the folder's next startN8n, once n8n serves, as
+ * the editor's Publish button does (setPublished), all in that n8n: a `n8n publish:workflow` each
+ * would start n8n's CLI each time, seconds and tens of CPU seconds apiece. On 1.x now, one
+ * `n8n update:workflow --active=true` each.
+ */
+export async function publishWorkflows(userFolder: string, ids: string[]): Promise<void> {
+	const settings = await readUserFolderSettings(userFolder);
+	if (n8nMajorVersion(settings.n8nVersion) < 2) {
+		for (const id of ids) await publishWorkflow(userFolder, id);
+		return;
+	}
+	await writeUserFolderSettings(userFolder, { ...settings, publishAtStart: [...new Set([...(settings.publishAtStart ?? []), ...ids])] });
+}
+
+/** Publishes what publishWorkflows left for this start, once; a workflow its user unpublished later stays so. */
+async function publishAtStart(userFolder: string, url: string, headers: Record<string, string>): Promise<void> {
+	const { publishAtStart: ids, ...settings } = await readUserFolderSettings(userFolder);
+	if (!ids?.length) return;
+	for (const id of ids) await setPublishedAt(url, headers, id, true);
+	await writeUserFolderSettings(userFolder, settings);
 }
 
 /**
@@ -485,6 +512,7 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 		let restHeaders: Record<string, string> = {};
 		if (command === 'start') {
 			restHeaders = await signInOwner(url);
+			await publishAtStart(userFolder, url, restHeaders);
 			await waitForPublishedWorkflows(url, restHeaders, deadline - Date.now());
 		}
 		return {
@@ -590,10 +618,13 @@ async function waitForPublishedWorkflows(url: string, headers: Record<string, st
  * (n8n 2.x), and waits until n8n says the change is live.
  */
 export async function setPublished(n8n: RunningN8n, workflowId: string, published: boolean): Promise<void> {
-	const headers = n8n.restHeaders;
+	await setPublishedAt(n8n.url, n8n.restHeaders, workflowId, published);
+}
+
+async function setPublishedAt(url: string, headers: Record<string, string>, workflowId: string, published: boolean): Promise<void> {
 	const call = async (method: string, route: string, body?: object) => {
 		// Publishing or unpublishing twice is the same as once.
-		const response = await fetchFromN8n(`${n8n.url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) }, true);
+		const response = await fetchFromN8n(`${url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) }, true);
 		if (!response.ok) throw new Error(`${method} /rest/workflows/${workflowId}${route}: ${response.status} ${await response.text()}`);
 		return ((await response.json()) as { data: { versionId?: string; status?: PublicationStatus['status'] } }).data;
 	};
