@@ -9,7 +9,7 @@ const { budgetOf } = require('./budgets');
 
 class BudgetSequencer extends Sequencer {
 	sort(tests) {
-		const budget = (test) => budgetOf(path.relative(test.context.config.rootDir, test.path))?.seconds ?? Infinity;
+		const budget = (test) => budgetOf(path.relative(test.context.config.rootDir, test.path)) ?? Infinity;
 		return [...tests].sort((a, b) => budget(b) - budget(a) || a.path.localeCompare(b.path));
 	}
 }

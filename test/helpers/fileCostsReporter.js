@@ -19,7 +19,7 @@ function costLines(costs) {
 	const rows = [...costs].sort((a, b) => b.wallSeconds - a.wallSeconds);
 	const lines = ['wall s   CPU s  budget s  file'];
 	for (const { file, wallSeconds, cpuSeconds } of rows) {
-		const budget = budgetOf(file)?.seconds;
+		const budget = budgetOf(file);
 		const over = budget === undefined ? '  (no budget)' : wallSeconds > budget ? '  OVER BUDGET' : '';
 		lines.push(`${String(wallSeconds).padStart(6)}  ${String(cpuSeconds ?? '?').padStart(6)}  ${String(budget ?? '-').padStart(8)}  ${file}${over}`);
 	}
@@ -27,7 +27,7 @@ function costLines(costs) {
 	for (const suite of suites) {
 		const ofSuite = rows.filter((row) => suiteOf(row.file) === suite);
 		const sum = (key) => ofSuite.reduce((total, row) => total + (row[key] ?? 0), 0);
-		const budget = ofSuite.reduce((total, row) => total + (budgetOf(row.file)?.seconds ?? 0), 0);
+		const budget = ofSuite.reduce((total, row) => total + (budgetOf(row.file) ?? 0), 0);
 		lines.push(`suite ${suite}: ${ofSuite.length} file(s), ${sum('wallSeconds')} s of wall time (budget ${budget} s), ${sum('cpuSeconds')} CPU s`);
 	}
 	return lines;
