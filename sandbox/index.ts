@@ -17,6 +17,9 @@ import type { SandboxState } from './types';
 import { checkVariants, DEFAULT_VARIANTS, type SandboxVariants } from './variants';
 import { WebhookSender } from './webhooks';
 
+/** How long the sandbox keeps an idle keep-alive connection open (clients close theirs sooner). */
+export const IDLE_CONNECTION_TIMEOUT_MS = 65_000;
+
 export type { SandboxState } from './types';
 export { ALL_VARIANTS, DEFAULT_VARIANTS, SINGLE_READINGS, type SandboxVariants, type SingleReading } from './variants';
 export { marketplaceProposalIdOf, marketplaceUserIdOf } from './marketplaceIds';
@@ -79,7 +82,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const simulator = new Simulator(core, seed);
 	const keyIds = new Map(apiKeys.map((key, i) => [key, `key-${i + 1}`]));
 
-	const server = createServer(createRequestHandler({ core, simulator, keyIds }));
+	// Idle connections are left for the client to close (Node closes them after 5 s, undici's fetch
+	// after 4 s): on a busy machine both timers fire late together and a request on a closing
+	// connection fails with ECONNRESET.
+	const server = createServer({ keepAliveTimeout: IDLE_CONNECTION_TIMEOUT_MS }, createRequestHandler({ core, simulator, keyIds }));
 	await new Promise<void>((resolve, reject) => {
 		server.once('error', reject);
 		server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {

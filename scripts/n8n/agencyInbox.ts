@@ -11,11 +11,12 @@ import {
 	importCredentials,
 	importWorkflows,
 	prepareUserFolder,
-	publishWorkflow,
+	publishWorkflows,
 	type CredentialToImport,
 	type WorkflowToImport,
 } from './harness';
 import { withoutNpmVariables } from './install';
+import { acquireFileLock } from '../fileLock';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const WORKFLOWS_DIR = path.join(REPO_ROOT, 'workflows');
@@ -120,11 +121,40 @@ export interface SandboxEndpoint {
 	signingSecret: string;
 }
 
-/** `npm run build` (tsc + gulp into dist/); prints its output only when it fails. */
+/** What `npm run build` reads. */
+const BUILD_INPUTS = ['credentials', 'nodes', 'icons', 'scripts/outputSchemas', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'gulpfile.js'];
+/** The build's lock and the record of what dist/ was built from (outside dist/, which is packed). */
+const BUILD_STATE_DIR = path.join(REPO_ROOT, 'node_modules', '.cache', 'agency-inbox-build');
+
+/**
+ * `npm run build` (tsc + gulp into dist/), unless dist/ was built by this function from the same
+ * sources and not replaced since: the real-n8n test files run side by side and each builds first,
+ * so one builds and the others wait for it (a lock), then find it done. Prints the build's output
+ * only when it fails.
+ */
 export async function buildPackage(log: Log = console.log): Promise<number> {
 	const startedAt = Date.now();
-	log('building the package (npm run build)');
-	await new Promise<void>((resolve, reject) => {
+	const release = await acquireFileLock(path.join(BUILD_STATE_DIR, 'lock'), (holder) => log(`waiting for the build running in process ${holder}`));
+	try {
+		const builtFile = path.join(BUILD_STATE_DIR, 'built.json');
+		const wanted = await buildFingerprint();
+		const built = existsSync(builtFile) ? await fs.readFile(builtFile, 'utf8') : undefined;
+		if (built === JSON.stringify({ ...wanted, dist: await distIdentity() })) {
+			log('the package is built from these sources already');
+			return Date.now() - startedAt;
+		}
+		await fs.rm(builtFile, { force: true });
+		log('building the package (npm run build)');
+		await runBuild();
+		await fs.writeFile(builtFile, JSON.stringify({ ...wanted, dist: await distIdentity() }));
+	} finally {
+		await release();
+	}
+	return Date.now() - startedAt;
+}
+
+function runBuild(): Promise<void> {
+	return new Promise<void>((resolve, reject) => {
 		const child = spawn('npm', ['run', 'build', '--silent'], { cwd: REPO_ROOT, env: withoutNpmVariables(process.env), stdio: ['ignore', 'pipe', 'pipe'] });
 		let output = '';
 		child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -132,7 +162,30 @@ export async function buildPackage(log: Log = console.log): Promise<number> {
 		child.on('error', reject);
 		child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`npm run build failed (exit code ${code}):\n${output}`))));
 	});
-	return Date.now() - startedAt;
+}
+
+/** A hash of every file the build reads. */
+async function buildFingerprint(): Promise<{ sources: string }> {
+	const hash = createHash('sha256');
+	const add = async (relative: string): Promise<void> => {
+		const file = path.join(REPO_ROOT, relative);
+		if (!existsSync(file)) return;
+		if ((await fs.stat(file)).isDirectory()) {
+			for (const entry of (await fs.readdir(file)).sort()) await add(path.join(relative, entry));
+			return;
+		}
+		hash.update(`${relative}\0`).update(await fs.readFile(file)).update('\0');
+	};
+	for (const input of BUILD_INPUTS) await add(input);
+	return { sources: hash.digest('hex') };
+}
+
+/** dist/ as this build made it: `npm run build` (by hand too) removes and makes it anew, a new inode. */
+async function distIdentity(): Promise<string | undefined> {
+	const dist = path.join(REPO_ROOT, 'dist');
+	if (!existsSync(dist)) return undefined;
+	const { ino, birthtimeMs } = await fs.stat(dist);
+	return `${ino} ${birthtimeMs}`;
 }
 
 /** The credential pointing at the sandbox, with its signing secret for the webhook trigger. */
@@ -327,10 +380,8 @@ export async function installIntoN8n(options: InstallIntoN8nOptions): Promise<{ 
 	log(`importing ${options.credentials.length} credential(s) and ${options.workflows.length} workflow(s)`);
 	await importCredentials(options.userFolder, options.credentials);
 	await importWorkflows(options.userFolder, options.workflows);
-	for (const id of options.publish) {
-		log(`publishing workflow ${options.workflows.find((workflow) => workflow.id === id)?.name ?? id}`);
-		await publishWorkflow(options.userFolder, id);
-	}
+	log(`publishing ${options.publish.length} workflow(s) (n8n 2.x: once n8n has started)`);
+	await publishWorkflows(options.userFolder, options.publish);
 	await fs.writeFile(fingerprintFile, JSON.stringify({ fingerprint }) + '\n');
 	return { imported: true };
 }

@@ -46,6 +46,8 @@ interface UserFolderSettings {
 	encryptionKey: string;
 	/** Variables every n8n process of the folder gets, CLI commands included: its database (e.g. Postgres). */
 	env?: Record<string, string>;
+	/** Workflows the folder's next `n8n start` publishes once it serves (publishWorkflows, n8n 2.x). */
+	publishAtStart?: string[];
 }
 
 const SETTINGS_FILE = 'n8n-harness.json';
@@ -54,6 +56,10 @@ async function readUserFolderSettings(userFolder: string): Promise<UserFolderSet
 	const file = path.join(userFolder, SETTINGS_FILE);
 	if (!existsSync(file)) throw new Error(`${userFolder} was not prepared: call prepareUserFolder() first`);
 	return JSON.parse(await fs.readFile(file, 'utf8'));
+}
+
+async function writeUserFolderSettings(userFolder: string, settings: UserFolderSettings): Promise<void> {
+	await fs.writeFile(path.join(userFolder, SETTINGS_FILE), JSON.stringify(settings, null, '\t') + '\n');
 }
 
 export interface PrepareUserFolderOptions {
@@ -79,14 +85,12 @@ export interface PreparedPackage {
 export async function bindUserFolder(options: Omit<PrepareUserFolderOptions, 'packageDir'>): Promise<void> {
 	const userFolder = path.resolve(options.userFolder);
 	await fs.mkdir(path.join(userFolder, '.n8n'), { recursive: true });
-	const settingsFile = path.join(userFolder, SETTINGS_FILE);
-	if (existsSync(settingsFile)) return;
-	const settings: UserFolderSettings = {
+	if (existsSync(path.join(userFolder, SETTINGS_FILE))) return;
+	await writeUserFolderSettings(userFolder, {
 		n8nVersion: options.n8nVersion ?? DEFAULT_N8N_VERSION,
 		encryptionKey: randomBytes(24).toString('base64url'),
 		...(options.env && { env: options.env }),
-	};
-	await fs.writeFile(settingsFile, JSON.stringify(settings, null, '\t') + '\n');
+	});
 }
 
 /**
@@ -214,6 +218,29 @@ export interface WorkflowToImport {
 /** Imports workflows (inactive) with `n8n import:workflow`. */
 export async function importWorkflows(userFolder: string, workflows: WorkflowToImport[]): Promise<void> {
 	await importJson(userFolder, 'import:workflow', workflows.map((workflow) => ({ active: false, settings: {}, ...workflow })));
+}
+
+/**
+ * Publishes workflows of a user folder. On n8n 2.x at the folder's next startN8n, once n8n serves, as
+ * the editor's Publish button does (setPublished), all in that n8n: a `n8n publish:workflow` each
+ * would start n8n's CLI each time, seconds and tens of CPU seconds apiece. On 1.x now, one
+ * `n8n update:workflow --active=true` each.
+ */
+export async function publishWorkflows(userFolder: string, ids: string[]): Promise<void> {
+	const settings = await readUserFolderSettings(userFolder);
+	if (n8nMajorVersion(settings.n8nVersion) < 2) {
+		for (const id of ids) await publishWorkflow(userFolder, id);
+		return;
+	}
+	await writeUserFolderSettings(userFolder, { ...settings, publishAtStart: [...new Set([...(settings.publishAtStart ?? []), ...ids])] });
+}
+
+/** Publishes what publishWorkflows left for this start, once; a workflow its user unpublished later stays so. */
+async function publishAtStart(userFolder: string, url: string, headers: Record<string, string>): Promise<void> {
+	const { publishAtStart: ids, ...settings } = await readUserFolderSettings(userFolder);
+	if (!ids?.length) return;
+	for (const id of ids) await setPublishedAt(url, headers, id, true);
+	await writeUserFolderSettings(userFolder, settings);
 }
 
 /**
@@ -377,7 +404,7 @@ export interface StartN8nOptions {
 	env?: NodeJS.ProcessEnv;
 	/** Receives every line n8n prints (all of it is also appended to `<userFolder>/n8n.log`). */
 	onOutput?: (line: string) => void;
-	/** How long starting may take before it is given up, in ms. */
+	/** How long starting may take before it is given up, in ms (8 minutes: a start takes 20 s on a calm machine, minutes on a busy one; a crash ends the wait at once). */
 	timeoutMs?: number;
 }
 
@@ -424,7 +451,7 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 	const userFolder = path.resolve(options.userFolder);
 	const command = options.command ?? 'start';
 	const readyLine = READY_LINES[command];
-	const timeoutMs = options.timeoutMs ?? 180_000;
+	const timeoutMs = options.timeoutMs ?? 480_000;
 	const runtime = await runtimeFor(userFolder);
 	const port = options.port ?? (await findFreePorts(1))[0];
 	const url = `http://127.0.0.1:${port}`;
@@ -485,6 +512,7 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 		let restHeaders: Record<string, string> = {};
 		if (command === 'start') {
 			restHeaders = await signInOwner(url);
+			await publishAtStart(userFolder, url, restHeaders);
 			await waitForPublishedWorkflows(url, restHeaders, deadline - Date.now());
 		}
 		return {
@@ -505,18 +533,41 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 	}
 }
 
+/** n8n's answer while its last database ping failed (docs/development.md, "n8n 2.41.1 under load"). */
+export const DATABASE_NOT_READY = 'Database is not ready!';
+
+/**
+ * fetch() for n8n's REST API: n8n 2.41 answers every request 503 "Database is not ready!" from a
+ * failed database ping (its ping waited more than 5 s, as it does on a busy machine) until the next
+ * one succeeds, 2 s later; such an answer is asked again, for up to 2 minutes. So is a request whose
+ * connection failed (a busy n8n closing an idle connection as it is reused, or the n8n that listened
+ * on the port before a restart) when it may be sent twice: a GET, or `repeatable`.
+ */
+export async function fetchFromN8n(url: string, init: RequestInit = {}, repeatable = (init.method ?? 'GET') === 'GET'): Promise<Response> {
+	const deadline = Date.now() + 120_000;
+	for (;;) {
+		const response = await fetch(url, init).catch((error: Error) => {
+			if (!repeatable || Date.now() > deadline) throw error;
+			return undefined;
+		});
+		if (response && (response.status !== 503 || Date.now() > deadline || !(await response.clone().text()).includes(DATABASE_NOT_READY))) return response;
+		await new Promise((resolve) => setTimeout(resolve, 1_000));
+	}
+}
+
 /** Creates the owner on a fresh instance, else logs in; returns headers that authenticate REST calls. */
 async function signInOwner(url: string): Promise<Record<string, string>> {
 	const headers = { 'content-type': 'application/json', 'browser-id': BROWSER_ID };
-	const setup = await fetch(`${url}/rest/owner/setup`, { method: 'POST', headers, body: JSON.stringify(DEMO_OWNER) });
+	// Both may be sent again: a second setup is refused, a second login logs in again.
+	const setup = await fetchFromN8n(`${url}/rest/owner/setup`, { method: 'POST', headers, body: JSON.stringify(DEMO_OWNER) }, true);
 	// Refused when an earlier start of this user folder already set the owner up.
 	const response = setup.ok
 		? setup
-		: await fetch(`${url}/rest/login`, {
-				method: 'POST',
-				headers,
-				body: JSON.stringify({ emailOrLdapLoginId: DEMO_OWNER.email, password: DEMO_OWNER.password }),
-			});
+		: await fetchFromN8n(
+				`${url}/rest/login`,
+				{ method: 'POST', headers, body: JSON.stringify({ emailOrLdapLoginId: DEMO_OWNER.email, password: DEMO_OWNER.password }) },
+				true,
+			);
 	if (!response.ok) {
 		throw new Error(`could not set up (${setup.status} ${await setup.text()}) nor log in (${response.status} ${await response.text()}) the demo owner`);
 	}
@@ -531,7 +582,7 @@ interface PublicationStatus {
 
 /** The workflows n8n has published (active), as its editor lists them. */
 async function listPublishedWorkflows(url: string, headers: Record<string, string>): Promise<Array<{ id: string; name: string }>> {
-	const response = await fetch(`${url}/rest/workflows?filter=${encodeURIComponent(JSON.stringify({ active: true }))}`, { headers });
+	const response = await fetchFromN8n(`${url}/rest/workflows?filter=${encodeURIComponent(JSON.stringify({ active: true }))}`, { headers });
 	if (!response.ok) throw new Error(`listing workflows failed: ${response.status} ${await response.text()}`);
 	return ((await response.json()) as { data: Array<{ id: string; name: string }> }).data;
 }
@@ -550,7 +601,7 @@ async function waitForPublishedWorkflows(url: string, headers: Record<string, st
 	for (const workflow of await listPublishedWorkflows(url, headers)) {
 		let latest: PublicationStatus | undefined;
 		await waitUntil(async () => {
-			const response = await fetch(`${url}/rest/workflows/${workflow.id}/publication-status`, { headers });
+			const response = await fetchFromN8n(`${url}/rest/workflows/${workflow.id}/publication-status`, { headers });
 			if (response.status === 404) return true;
 			latest = ((await response.json()) as { data: PublicationStatus }).data;
 			return latest.status !== 'not_published' && latest.status !== 'in_progress';
@@ -567,9 +618,13 @@ async function waitForPublishedWorkflows(url: string, headers: Record<string, st
  * (n8n 2.x), and waits until n8n says the change is live.
  */
 export async function setPublished(n8n: RunningN8n, workflowId: string, published: boolean): Promise<void> {
-	const headers = n8n.restHeaders;
+	await setPublishedAt(n8n.url, n8n.restHeaders, workflowId, published);
+}
+
+async function setPublishedAt(url: string, headers: Record<string, string>, workflowId: string, published: boolean): Promise<void> {
 	const call = async (method: string, route: string, body?: object) => {
-		const response = await fetch(`${n8n.url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) });
+		// Publishing or unpublishing twice is the same as once.
+		const response = await fetchFromN8n(`${url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) }, true);
 		if (!response.ok) throw new Error(`${method} /rest/workflows/${workflowId}${route}: ${response.status} ${await response.text()}`);
 		return ((await response.json()) as { data: { versionId?: string; status?: PublicationStatus['status'] } }).data;
 	};

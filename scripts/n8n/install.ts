@@ -11,6 +11,7 @@ import { createWriteStream, existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import satisfies from 'semver/functions/satisfies';
+import { acquireFileLock } from '../fileLock';
 
 export const DEFAULT_N8N_VERSION = '2.41.1';
 
@@ -114,7 +115,8 @@ export async function installN8n(version = DEFAULT_N8N_VERSION, log: Log = conso
 	const installed = readInstallation(version);
 	if (installed) return installed;
 
-	const releaseLock = await acquireInstallLock(version, log);
+	// One installer per version at a time.
+	const releaseLock = await acquireFileLock(`${n8nInstallDir(version)}.lock`, (holder) => log(`[n8n ${version}] waiting for the install running in process ${holder}`));
 	try {
 		// Another process may have finished the install while this one waited for the lock.
 		return readInstallation(version) ?? (await runInstall(version, log));
@@ -310,55 +312,6 @@ export function captureOutput(command: string, args: string[], cwd: string, env:
 			else reject(new Error(`${path.basename(command)} ${args.join(' ')} exited with code ${code}:\n${stdout}${stderr}`));
 		});
 	});
-}
-
-/** One installer per version at a time; a lock left by a dead process is taken over. */
-async function acquireInstallLock(version: string, log: Log): Promise<() => Promise<void>> {
-	const lockFile = `${n8nInstallDir(version)}.lock`;
-	await fs.mkdir(path.dirname(lockFile), { recursive: true });
-	let waitingAnnounced = false;
-	for (;;) {
-		try {
-			await fs.writeFile(lockFile, String(process.pid), { flag: 'wx' });
-			return () => fs.rm(lockFile, { force: true });
-		} catch (error) {
-			if (error.code !== 'EEXIST') throw error;
-		}
-		const holder = await readLockHolder(lockFile);
-		if (holder === undefined) continue;
-		if (holder !== 'starting' && !isProcessAlive(holder)) {
-			await fs.rm(lockFile, { force: true });
-			continue;
-		}
-		if (!waitingAnnounced) {
-			log(`[n8n ${version}] waiting for the install running in process ${holder}`);
-			waitingAnnounced = true;
-		}
-		await new Promise((resolve) => setTimeout(resolve, 1000));
-	}
-}
-
-/** The pid in a lock file; 'starting' while it is still being written; undefined once it is gone. */
-async function readLockHolder(lockFile: string): Promise<number | 'starting' | undefined> {
-	try {
-		const [content, stats] = await Promise.all([fs.readFile(lockFile, 'utf8'), fs.stat(lockFile)]);
-		if (content) return Number(content);
-		// An empty lock is a writer between create and write, unless it has been empty for long.
-		return Date.now() - stats.mtimeMs < 10_000 ? 'starting' : 0;
-	} catch (error) {
-		if (error.code === 'ENOENT') return undefined;
-		throw error;
-	}
-}
-
-function isProcessAlive(pid: number): boolean {
-	if (pid <= 0) return false;
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch (error) {
-		return error.code === 'EPERM';
-	}
 }
 
 if (require.main === module) {

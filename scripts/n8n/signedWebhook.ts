@@ -4,6 +4,7 @@
  * into n8n directly.
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { RETRY_DELAYS_SECONDS } from '../../sandbox/webhooks';
 import type { PreparedRequest } from './loadGenerator';
 
 export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
@@ -25,4 +26,40 @@ export function signedDelivery(url: string, secret: string, type: string, data: 
 			'webhook-signature': signWebhook(secret, id, timestampSeconds, body),
 		},
 	};
+}
+
+/** The tests' pace of the service's retry schedule: 60 times faster (83 ms, 5 s, 30 s, 2 min, 5 min, 10 min). */
+export const TEST_RETRY_TIME_SCALE = 1 / 60;
+
+export interface ServiceDelivery {
+	/** The last attempt's status (0: no answer). */
+	status: number;
+	/** The last answer's JSON body ({} when it had none). */
+	body: { message?: string; deliveryId?: string; [field: string]: unknown };
+	/** Every attempt's status, in order. */
+	statuses: number[];
+	/** When the last attempt was answered (ms). */
+	answeredAt: number;
+}
+
+/**
+ * Delivers one event as the service does: each attempt signed anew (same id, fresh timestamp), sent
+ * again after a 5xx (n8n's 503 "Database is not ready!" under load) or no answer, on the spec's retry
+ * schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) times `timeScale`. A 4xx is returned at once: the
+ * service would retry it too, but it is the trigger's own answer (401 for a bad signature), which
+ * the tests read.
+ */
+export async function deliverAsTheService(url: string, secret: string, type: string, data: object, id: string, timeScale = TEST_RETRY_TIME_SCALE): Promise<ServiceDelivery> {
+	const statuses: number[] = [];
+	for (let attempt = 0; ; attempt++) {
+		const request = signedDelivery(url, secret, type, data, id);
+		const answer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...request.headers }, body: request.body }).then(
+			async (response) => ({ status: response.status, body: (await response.json().catch(() => ({}))) as ServiceDelivery['body'] }),
+			() => ({ status: 0, body: {} }),
+		);
+		statuses.push(answer.status);
+		const done = (answer.status >= 200 && answer.status < 500) || attempt === RETRY_DELAYS_SECONDS.length;
+		if (done) return { ...answer, statuses, answeredAt: Date.now() };
+		await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_SECONDS[attempt] * 1000 * timeScale));
+	}
 }

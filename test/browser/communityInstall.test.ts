@@ -20,7 +20,7 @@ import type { RequestLogEntry } from '../../sandbox/core';
 import { launchChromium, type Browser } from '../../scripts/browser/chromium';
 import { APP_NAME, CHAT_SAMPLE_ID, dismissOverlays, openNewWorkflow, runChatSampleWithTestEvent, signIn } from '../../scripts/browser/editor';
 import { PACKAGE_NAME, REPO_ROOT, SAMPLE_CREDENTIAL, WORKFLOWS_DIR, buildPackage, pollEverySeconds, sandboxCredential, type WorkflowNode } from '../../scripts/n8n/agencyInbox';
-import { bindUserFolder, ensureN8n, setPublished, startN8n, type RunningN8n } from '../../scripts/n8n/harness';
+import { bindUserFolder, ensureN8n, fetchFromN8n, setPublished, startN8n, type RunningN8n } from '../../scripts/n8n/harness';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
@@ -57,7 +57,7 @@ describe('n8n-nodes-agency-inbox installed and updated from n8n\'s Community Nod
 	const made = { credentialId: '', webhookWorkflowId: '', proposalWorkflowId: '', webhookUrl: '', delivery: undefined as ReturnType<typeof signedDelivery> | undefined, repliedUid: '' };
 
 	const rest = async <T>(method: string, route: string, body?: object): Promise<T> => {
-		const response = await fetch(`${n8n!.url}/rest${route}`, { method, headers: n8n!.restHeaders, body: body && JSON.stringify(body) });
+		const response = await fetchFromN8n(`${n8n!.url}/rest${route}`, { method, headers: n8n!.restHeaders, body: body && JSON.stringify(body) });
 		if (!response.ok) throw new Error(`${method} /rest${route}: ${response.status} ${await response.text()}`);
 		return ((await response.json()) as { data: T }).data;
 	};
@@ -206,7 +206,7 @@ describe('n8n-nodes-agency-inbox installed and updated from n8n\'s Community Nod
 		await setPublished(n8n!, made.proposalWorkflowId, true);
 
 		made.delivery = signedDelivery(made.webhookUrl, sandbox!.signingSecret, 'chat.message.sent', { proposal: { uid: 'prop-0001' }, message: { text: 'Before the update' }, chat: { id: 'room-001' } });
-		const answer = await fetch(made.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...made.delivery.headers }, body: made.delivery.body });
+		const answer = await fetchFromN8n(made.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...made.delivery.headers }, body: made.delivery.body });
 		expect(answer.status).toBe(200);
 		await waitFor('the delivery\'s run', () => runsOf(made.webhookWorkflowId), (runs) => runs.length >= 1, 60_000);
 
@@ -243,7 +243,7 @@ describe('n8n-nodes-agency-inbox installed and updated from n8n\'s Community Nod
 		expect(tested).toEqual({ status: 'OK', message: expect.any(String) });
 
 		// The service re-delivers (its 200 was lost): same id, same body, a fresh signature.
-		const again = await fetch(made.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...made.delivery!.headers }, body: made.delivery!.body });
+		const again = await fetchFromN8n(made.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...made.delivery!.headers }, body: made.delivery!.body });
 		expect(again.status).toBe(200);
 		// Two poll intervals after the update and the re-delivery: whatever the new code would emit of the past has come.
 		await sleep(3 * POLL_SECONDS * 1000);
@@ -259,7 +259,7 @@ describe('n8n-nodes-agency-inbox installed and updated from n8n\'s Community Nod
 
 		// A new delivery still starts its run: the trigger works after the update.
 		const fresh = signedDelivery(made.webhookUrl, sandbox!.signingSecret, 'chat.message.sent', { proposal: { uid: 'prop-0001' }, message: { text: 'After the update' }, chat: { id: 'room-001' } });
-		expect((await fetch(made.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...fresh.headers }, body: fresh.body })).status).toBe(200);
+		expect((await fetchFromN8n(made.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...fresh.headers }, body: fresh.body })).status).toBe(200);
 		await waitFor('the new delivery\'s run', () => runsOf(made.webhookWorkflowId), (runs) => runs.length >= 2, 60_000);
 	}, STEP_TIMEOUT_MS);
 

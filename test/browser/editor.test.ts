@@ -26,7 +26,7 @@ import {
 } from '../../scripts/browser/editor';
 import { startEditorEnvironment, type EditorEnvironment } from '../../scripts/browser/environment';
 
-const SETUP_TIMEOUT_MS = 150_000;
+const SETUP_TIMEOUT_MS = 10 * 60_000;
 
 interface SentMessage {
 	roomId: string;

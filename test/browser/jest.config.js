@@ -1,7 +1,7 @@
 /**
- * The browser smoke test (`npm run test:browser`): n8n's editor in headless Chromium (Debian's
- * /usr/bin/chromium), against its own n8n and sandbox. One browser, steps in order, so in band.
+ * The browser tests (`npm run test:browser`): n8n's editor in headless Chromium (Debian's
+ * /usr/bin/chromium), each file against its own n8n and sandbox, steps in order within a file.
  */
-const base = require('../e2e/jest.config');
+const { n8nProject, n8nRun } = require('../helpers/n8nJest');
 
-module.exports = { ...base, roots: ['<rootDir>/test/browser'], testTimeout: 90_000 };
+module.exports = n8nRun([n8nProject('browser')]);

@@ -7,7 +7,7 @@ import type { Sandbox } from '../../sandbox';
 import type { SentMessage } from '../../sandbox/types';
 import { NODE_TYPES } from '../../scripts/n8n/agencyInbox';
 import type { WorkflowToImport } from '../../scripts/n8n/harness';
-import { signedDelivery } from '../../scripts/n8n/signedWebhook';
+import { deliverAsTheService } from '../../scripts/n8n/signedWebhook';
 import { getJson, sleep, waitFor } from './support';
 
 export const ALREADY_ACCEPTED = 'Delivery already accepted; no second run';
@@ -78,30 +78,21 @@ export interface DeliveryAnswer {
 	/** The status of the last attempt. */
 	status: number;
 	message?: string;
-	/** Attempts until a 200 (or the last one): under a burst n8n may answer 503 while its database is busy. */
+	/** Attempts until a 200 (or the last one): under a burst n8n may answer 503 "Database is not ready!". */
 	attempts: number;
 	/** When the last attempt was answered (ms). */
 	answeredAt: number;
 }
 
-/** Between attempts: the service's first retry comes 5 s after a failure (its later ones are minutes apart). */
-const RETRY_AFTER_MS = 5_000;
-const MAX_ATTEMPTS = 6;
-
 async function deliverUntilAccepted(webhookUrl: string, signingSecret: string, delivery: BurstDelivery): Promise<DeliveryAnswer> {
-	for (let attempt = 1; ; attempt++) {
-		// Each attempt is signed anew, as the service signs each retry (same id, fresh timestamp).
-		const request = signedDelivery(webhookUrl, signingSecret, 'chat.message.sent', { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } }, delivery.deliveryId);
-		const response = await fetch(request.url, { method: 'POST', headers: { 'content-type': 'application/json', ...request.headers }, body: request.body });
-		const { message } = (await response.json().catch(() => ({}))) as { message?: string };
-		if (response.status === 200 || attempt === MAX_ATTEMPTS) return { deliveryId: delivery.deliveryId, status: response.status, message, attempts: attempt, answeredAt: Date.now() };
-		await sleep(RETRY_AFTER_MS);
-	}
+	const data = { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } };
+	const answer = await deliverAsTheService(webhookUrl, signingSecret, 'chat.message.sent', data, delivery.deliveryId);
+	return { deliveryId: delivery.deliveryId, status: answer.status, message: answer.body.message, attempts: answer.statuses.length, answeredAt: answer.answeredAt };
 }
 
 /**
  * Posts each delivery `spacingMs` after the previous one, without waiting for answers in between; a
- * delivery not answered 200 is sent again like the service's retries do.
+ * delivery answered 5xx is sent again on the service's retry schedule (deliverAsTheService).
  */
 export async function postBurst(webhookUrl: string, signingSecret: string, deliveries: BurstDelivery[], spacingMs: number): Promise<DeliveryAnswer[]> {
 	const answers: Array<Promise<DeliveryAnswer>> = [];

@@ -101,6 +101,7 @@ describe('npm start', () => {
 		expect(listHome(home)).toEqual(homeBefore);
 	});
 
+	// Three n8n CLI starts: seconds each on a calm machine, minutes on a busy one.
 	it('installs n8n without a ~/.n8n: the installer\'s checks of n8n (--help, --version) keep to a throwaway user folder, where n8n\'s CLI alone makes ~/.n8n', async () => {
 		const installation = readInstallation(n8nVersion)!;
 		const homes = { checked: makeTempDir('install-check-home'), plain: makeTempDir('plain-cli-home') };
@@ -117,5 +118,5 @@ describe('npm start', () => {
 		} finally {
 			for (const dir of Object.values(homes)) removeTempDir(dir);
 		}
-	}, 120_000);
+	}, 600_000);
 });

@@ -40,7 +40,7 @@ import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { ArrivalWatcher, crmPollingWorkflow, latencySummary } from './pollingN8n';
 import { draftingModel, replyAbout, startScriptedModel, type ScriptedModel } from './scriptedModel';
-import { getJson, listExecutions, postJson, sleep, type ExecutionSummary } from './support';
+import { getJson, getN8nJson, listExecutions, postJson, sleep, type ExecutionSummary } from './support';
 
 const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
@@ -322,7 +322,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 	}
 
 	async function failureOf(workflow: WorkflowToImport, execution: ExecutionSummary): Promise<FailedRun> {
-		const { data } = await getJson<{ data: { data: string } }>(`${n8n!.url}/rest/executions/${execution.id}`, n8n!.restHeaders);
+		const { data } = await getN8nJson<{ data: { data: string } }>(`${n8n!.url}/rest/executions/${execution.id}`, n8n!.restHeaders);
 		const { resultData } = flatted.parse(data.data) as RunJson['data'] & { resultData: { lastNodeExecuted?: string } };
 		const error = resultData.error as { message?: string; httpCode?: string; node?: { name?: string } } | undefined;
 		return { workflow: workflow.id, execution: execution.id, node: error?.node?.name ?? resultData.lastNodeExecuted, httpCode: error?.httpCode, message: error?.message };

@@ -18,9 +18,9 @@ import {
 	triggerWebhooks,
 	type TriggerWebhook,
 } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, executeWorkflow, nodeOutputJson, startN8n, type ExecutionResult, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { ensureN8n, executeWorkflow, fetchFromN8n, nodeOutputJson, startN8n, type ExecutionResult, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
-import { signedDelivery } from '../../scripts/n8n/signedWebhook';
+import { deliverAsTheService } from '../../scripts/n8n/signedWebhook';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, startLossyRelay, waitFor, type LossyRelay } from './support';
 import type { RequestLogEntry } from '../../sandbox/core';
@@ -180,7 +180,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 
 	it('serves the output schemas the editor asks for before a node has run', async () => {
 		const schema = async (pathAfterNode: string) => {
-			const response = await fetch(`${n8n!.url}/schemas/n8n-nodes-agency-inbox.${pathAfterNode}`);
+			const response = await fetchFromN8n(`${n8n!.url}/schemas/n8n-nodes-agency-inbox.${pathAfterNode}`);
 			return { status: response.status, body: response.status === 200 ? ((await response.json()) as { type: string; properties: Record<string, unknown> }) : undefined };
 		};
 		const rooms = await schema('agencyInbox/1.0.0/chatRoom/getAll.json');
@@ -234,7 +234,7 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 			);
 			expect(deliveries.filter((delivery) => delivery.attempt === 1).map((delivery) => delivery.status)).toEqual(roomIds.map(() => 502));
 			const first = relay!.captured.find((captured) => captured.body.toString().includes(`"${roomIds[0]}"`))!;
-			const replay = await fetch(chatWebhook().productionUrl, { method: 'POST', headers: first.headers, body: first.body });
+			const replay = await fetchFromN8n(chatWebhook().productionUrl, { method: 'POST', headers: first.headers, body: first.body });
 			expect(replay.status).toBe(200);
 			// Time for any (wrong) second run to post its reply.
 			await sleep(2_000);
@@ -276,15 +276,14 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 			const proposalOf = (roomId: string) => sandbox.state.rooms.find((room) => room.roomId === roomId)!.vendorProposal!.id;
 			const event = (roomId: string) => ({ proposal: { uid: proposalOf(roomId) }, message: { text: 'Are you available?' }, chat: { id: roomId } });
 
-			const forged = signedDelivery(url, 'whsec_' + Buffer.from('not the signing secret').toString('base64'), 'chat.message.sent', event(forgedRoom));
-			const forgedAnswer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...forged.headers }, body: forged.body });
-			expect(forgedAnswer.status).toBe(401);
-			const unsigned = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: forged.body });
+			const forgedSecret = 'whsec_' + Buffer.from('not the signing secret').toString('base64');
+			const forged = await deliverAsTheService(url, forgedSecret, 'chat.message.sent', event(forgedRoom), 'msg_e2e_forged');
+			expect(forged.status).toBe(401);
+			const unsigned = await fetchFromN8n(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'chat.message.sent', data: event(forgedRoom) }) });
 			expect(unsigned.status).toBe(401);
 
-			const signed = signedDelivery(url, sandbox.signingSecret, 'chat.message.sent', event(signedRoom));
-			const signedAnswer = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...signed.headers }, body: signed.body });
-			expect(signedAnswer.status).toBe(200);
+			const signed = await deliverAsTheService(url, sandbox.signingSecret, 'chat.message.sent', event(signedRoom), 'msg_e2e_signed');
+			expect(signed.status).toBe(200);
 			await waitFor(`a reply in ${signedRoom}`, () => replies(signedRoom), (found) => found.length === 1);
 			const executions = await waitFor(
 				'the run to finish',

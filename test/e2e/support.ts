@@ -2,8 +2,24 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { fetchFromN8n } from '../../scripts/n8n/harness';
+
+/**
+ * AGENCY_INBOX_SOAK=1: the long variant of the tests that have one, as the weekly `soak` job of
+ * .github/workflows/ci.yml runs them; CI runs the shorter one of the same guarantee.
+ */
+export const SOAK = process.env.AGENCY_INBOX_SOAK === '1';
+
 export async function getJson<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
-	const response = await fetch(url, { headers });
+	return readJson<T>(url, await fetch(url, { headers }));
+}
+
+/** GET from n8n's REST API, asked again while n8n answers that its database is not ready (fetchFromN8n). */
+export async function getN8nJson<T>(url: string, headers: Record<string, string>): Promise<T> {
+	return readJson<T>(url, await fetchFromN8n(url, { headers }));
+}
+
+async function readJson<T>(url: string, response: Response): Promise<T> {
 	if (!response.ok) throw new Error(`GET ${url}: ${response.status} ${await response.text()}`);
 	return (await response.json()) as T;
 }
@@ -97,7 +113,7 @@ export async function listExecutions(n8nUrl: string, headers: Record<string, str
 	const executions: ExecutionSummary[] = [];
 	let next = '';
 	for (;;) {
-		const answer = await getJson<{ data: { results: ExecutionSummary[]; nextCursor?: string | null } }>(`${n8nUrl}/rest/executions?filter=${filter}&limit=100${next}`, headers);
+		const answer = await getN8nJson<{ data: { results: ExecutionSummary[]; nextCursor?: string | null } }>(`${n8nUrl}/rest/executions?filter=${filter}&limit=100${next}`, headers);
 		const { results, nextCursor } = answer.data;
 		executions.push(...results);
 		if (nextCursor !== undefined) {

@@ -1,6 +1,7 @@
 import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { IDLE_CONNECTION_TIMEOUT_MS } from '../../../sandbox';
 
 export interface ProxiedRequest {
 	method: string;
@@ -25,7 +26,7 @@ export class LoopbackProxy {
 	}
 
 	async start(): Promise<void> {
-		this.server = createServer((incoming, outgoing) => {
+		this.server = createServer({ keepAliveTimeout: IDLE_CONNECTION_TIMEOUT_MS }, (incoming, outgoing) => {
 			this.forward(incoming)
 				.then(({ status, headers, body }) => {
 					outgoing.writeHead(status, headers);
