@@ -36,7 +36,7 @@ export interface MessageTriggerState {
 	 * Never reset while the state lives.
 	 */
 	listOutOfMessageOrder: boolean;
-	/** When a poll last read every page of the list (ISO); absent: none did, the next poll does. */
+	/** When a poll last read every page of the list, or the activation (ISO); absent (a state stored before it existed): the next poll does. */
 	allPagesReadAt?: string;
 	/** Rooms whose `vendorProposal.id` was looked up, by room id. */
 	proposals: Record<string, ProposalLookup>;
