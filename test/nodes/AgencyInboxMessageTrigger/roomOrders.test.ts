@@ -1,5 +1,5 @@
 /**
- * The Message Trigger under every order the room list may have, through n8n-core's engine against the
+ * The Message Trigger under every order the room list may have (and a room's messages), through n8n-core's engine against the
  * sandbox: activated under each order of `roomSort`, and with the order switched under the running
  * trigger (as a service release would), in waves of client messages far down the list, two in one room,
  * a new room, agency messages, background re-syncs of a page of rooms, and a message that reached the
@@ -160,6 +160,19 @@ describe('Agency Inbox Message Trigger under every order of the room list, and o
 		it('every client message once, nothing from before the activation, each at the poll after it or the next', async () => {
 			await runUnder(orders);
 		});
+	});
+
+	it("a room's message order switched under the running trigger (newest first → oldest first → newest first): two messages in one room each once", async () => {
+		const trigger = newTrigger();
+		expect(await trigger.poll()).toBeNull();
+		const { middle, untouched } = rooms();
+		const written: string[] = [];
+		for (const storyOrder of ['oldestFirst', 'newestFirst', 'oldestFirst', 'newestFirst']) {
+			await control('POST', 'variants', { storyOrder });
+			for (const roomId of [middle, untouched[0]]) written.push(...(await change<{ stories: Array<{ storyId: string }> }>({ kind: 'clientMessage', roomId, count: 2 })).stories.map((story) => story.storyId));
+			expect(storyIdsOf(await trigger.poll())).toEqual(written.slice(-4));
+		}
+		expect(await trigger.poll()).toBeNull();
 	});
 
 	it(`in order of the last message, a message synced late into a room below the pages a poll reads arrives with the first poll that reads every page (${ALL_PAGES_AT_LEAST_EVERY_MS / 60_000} minutes after the last)`, async () => {
