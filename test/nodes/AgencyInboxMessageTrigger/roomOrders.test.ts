@@ -169,7 +169,8 @@ describe('Agency Inbox Message Trigger under every order of the room list, and o
 		const written: string[] = [];
 		for (const storyOrder of ['oldestFirst', 'newestFirst', 'oldestFirst', 'newestFirst']) {
 			await control('POST', 'variants', { storyOrder });
-			for (const roomId of [middle, untouched[0]]) written.push(...(await change<{ stories: Array<{ storyId: string }> }>({ kind: 'clientMessage', roomId, count: 2 })).stories.map((story) => story.storyId));
+			for (const roomId of [middle, untouched[0]])
+				written.push(...(await change<{ stories: Array<{ storyId: string }> }>({ kind: 'clientMessage', roomId, count: 2 })).stories.map((story) => story.storyId));
 			expect(storyIdsOf(await trigger.poll())).toEqual(written.slice(-4));
 		}
 		expect(await trigger.poll()).toBeNull();
