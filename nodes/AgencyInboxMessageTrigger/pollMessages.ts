@@ -5,7 +5,7 @@ import { pagesOf } from '../shared/pagination';
 import type { AgencyMember } from '../shared/roomPeople';
 import { agencyMembersIn, isAgencyAuthor } from '../shared/roomPeople';
 import { readMessagesAfter } from './newMessages';
-import { inLastMessageOrder, lastActivityOf, mayStopBelow } from './roomListOrder';
+import { inLastMessageOrder, lastActivityOf, mayStopBelow, showsSameTimes } from './roomListOrder';
 import type { RoomProposal } from './roomProposal';
 import { proposalOfRoom } from './roomProposal';
 import type { MessageTriggerState, RoomMark } from './state';
@@ -91,38 +91,37 @@ function roomsToKeep(rooms: Record<string, RoomMark>, forgotten: Mark | undefine
 const rowsOf = (page: Page<RoomRow>) => (page.data ?? []).filter((room) => typeof room?.roomId === 'string');
 
 /**
- * The first poll: nothing that exists now is emitted. The history line is the highest time of the
- * first page with a message: every message written later has a time after it. It reads further pages
- * until the rows it read show that the rooms below hold nothing above that line (the rule of
- * `mayStopBelow`), or to the end of the list; a room read there whose last message is above the line
- * (in an order other than the last message's, a room far down may hold the newest message) gets a mark,
- * so it is not taken for new. A line of null: no room has a message.
+ * The first poll: nothing that exists now is emitted. The history line is the newest message time of
+ * the rows it read: every message written later has a time after it. It reads the first page and
+ * further pages until the rows it read show that the rooms below hold nothing newer (the rule of
+ * `mayStopBelow`), or to the end of the list: in an order other than the last message's, a room far
+ * down may hold the newest message. After several pages it reads the list again from the top down to
+ * a room whose row shows the times it showed before: a room that moved above the pages while they were
+ * read (a new message, a re-sync) is above that one. A line of null: no room has a message.
  */
 export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => number): Promise<MessageTriggerState> {
 	const startedAt = new Date(now()).toISOString();
-	const rows: RoomRow[] = [];
-	let history: Mark | undefined;
+	const sweep: RoomRow[] = [];
+	let pages = 0;
 	for await (const { page } of pagesOf(fetchRooms)) {
-		const pageRows = rowsOf(page);
-		rows.push(...pageRows);
-		history ??= topOf(pageRows);
-		if (history && mayStopBelow([rows], history)) break;
+		pages++;
+		sweep.push(...rowsOf(page));
+		const top = topOf(sweep);
+		if (top && mayStopBelow([sweep], top)) break;
 	}
-	const rooms: Record<string, RoomMark> = {};
-	for (const room of rows) {
-		const at = lastActivityOf(room);
-		const last = lastStoryIdOf(room);
-		if (at !== null && !showsNothingNew(room, undefined, history ?? null)) rooms[room.roomId] = { at, uids: last === null ? [] : [last], last };
+	const reads = [sweep];
+	if (pages > 1) {
+		const seen = new Map(sweep.map((room) => [room.roomId, room]));
+		const again: RoomRow[] = [];
+		for await (const { page } of pagesOf(fetchRooms)) {
+			const rows = rowsOf(page);
+			again.push(...rows);
+			if (rows.some((room) => seen.has(room.roomId) && showsSameTimes(room, seen.get(room.roomId)!))) break;
+		}
+		reads.push(again);
 	}
-	return {
-		seq: 1,
-		history: history ?? null,
-		floor: history ?? null,
-		...roomsToKeep(rooms, undefined),
-		listOutOfMessageOrder: !inLastMessageOrder([rows]),
-		allPagesReadAt: startedAt,
-		proposals: {},
-	};
+	const history = topOf(reads.flat()) ?? null;
+	return { seq: 1, history, floor: history, rooms: {}, listOutOfMessageOrder: !inLastMessageOrder(reads), allPagesReadAt: startedAt, proposals: {} };
 }
 
 /**

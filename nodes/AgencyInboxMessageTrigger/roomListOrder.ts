@@ -50,6 +50,17 @@ export function otherDatesOf(rows: RoomRow[]): DatePath[] {
 	return candidates.filter((path) => !LAST_MESSAGE_FIELDS.includes(path.join('.')) && rows.every((row) => isDateTime(valueAt(row, path))));
 }
 
+/**
+ * Whether a room's row shows the same times as an earlier row of it: its last message and every other
+ * date both carry. A room whose row changed since (a new message, a re-sync) may have moved in the list.
+ */
+export function showsSameTimes(row: RoomRow, earlier: RoomRow): boolean {
+	const last = lastActivityOf(row);
+	const lastBefore = lastActivityOf(earlier);
+	if ((last === null) !== (lastBefore === null) || (last !== null && timeOf(last) !== timeOf(lastBefore!))) return false;
+	return otherDatesOf([row, earlier]).every((path) => timeAt(row, path) === timeAt(earlier, path));
+}
+
 const isNonIncreasing = (times: number[]) => times.every((time, index) => index === 0 || times[index - 1] >= time);
 
 /**

@@ -13,9 +13,9 @@ export interface MessageTriggerState {
 	/** Counts the polls that moved the state on: which of two states is newer. */
 	seq: number;
 	/**
-	 * The activation's history line, the top of the room list when the trigger was activated: messages
-	 * created before it (and the ones listed at it) are history and never emitted. Null when the inbox
-	 * was empty then. It never moves.
+	 * The activation's history line, the newest message time the activation read in the room list:
+	 * messages created before it (and the ones listed at it) are history and never emitted. Null when the
+	 * inbox was empty then. It never moves.
 	 */
 	history: Mark | null;
 	/**
@@ -28,7 +28,7 @@ export interface MessageTriggerState {
 	 * below it, where the rows it read show that nothing below can be new (see roomListOrder.ts).
 	 */
 	floor: Mark | null;
-	/** The rooms read since the activation (and those above the history line then), the most recent ones. */
+	/** The rooms read since the activation, the most recent ones. */
 	rooms: Record<string, RoomMark>;
 	/**
 	 * Whether a poll since the activation saw the room list out of last-message order, or a room below

@@ -6,7 +6,7 @@
  */
 import type { MessageSources } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
 import { ALL_PAGES_AT_LEAST_EVERY_MS, bootstrapMessages, pollMessages, showsNothingNew } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
-import { inLastMessageOrder, lastActivityOf, mayStopBelow, otherDatesOf } from '../../../nodes/AgencyInboxMessageTrigger/roomListOrder';
+import { inLastMessageOrder, lastActivityOf, mayStopBelow, otherDatesOf, showsSameTimes } from '../../../nodes/AgencyInboxMessageTrigger/roomListOrder';
 import type { MessageTriggerState } from '../../../nodes/AgencyInboxMessageTrigger/state';
 import { loadMessageState, MAX_ROOMS_KEPT } from '../../../nodes/AgencyInboxMessageTrigger/state';
 import type { RoomRow, StoryRow } from '../../../nodes/AgencyInboxMessageTrigger/types';
@@ -137,6 +137,13 @@ describe('what the rows show about the list order (roomListOrder.ts)', () => {
 		});
 	});
 
+	it('showsSameTimes: the same last message time and the same other dates; a re-sync or a message changes it', () => {
+		expect(showsSameTimes(row('a', 5, { synced: 6, created: 1 }), row('a', 5, { synced: 6, created: 1 }))).toBe(true);
+		expect(showsSameTimes(row('a', 5, { synced: 9, created: 1 }), row('a', 5, { synced: 6, created: 1 }))).toBe(false);
+		expect(showsSameTimes(row('a', 7, { synced: 7 }), row('a', 5, { synced: 7 }))).toBe(false);
+		expect(showsSameTimes(row('a', null), row('a', 5))).toBe(false);
+	});
+
 	it('showsNothingNew: a mark with the same last message; without a mark, a last message at or below the line', () => {
 		const mark = { at: at(5), uids: ['a@5'], last: 'a@5' };
 		expect(showsNothingNew(row('a', 5), mark, floorAt(9))).toBe(true);
@@ -199,8 +206,8 @@ function inbox(sortBy: 'lastStoryAt' | 'createdAtDateTime' | 'lastSyncedAt' = 'l
 describe('the early stop, on evidence from each poll', () => {
 	it('reads every page while the rows read agree with the order of creation too; stops once its rows show a message moved an old room up', async () => {
 		const { write, poll } = inbox();
-		// Activation: the rows are in order of creation as well as of the last message: every page.
-		expect((await poll()).pages).toBe(3);
+		// Activation: the rows are in order of creation as well as of the last message: every page, then the first again.
+		expect((await poll()).pages).toBe(4);
 		// Every page, then the first again.
 		expect(await poll()).toMatchObject({ emitted: [], pages: 4 });
 		write('a', 'a2', 30);

@@ -15,6 +15,7 @@ import { forgetRefusedParameters, resetRequestBudgets } from '../../../nodes/sha
 import { DEFAULT_VARIANTS, startSandbox, type SandboxVariants } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
 import { sandboxControl } from '../../helpers/sandboxControl';
+import { LoopbackProxy } from '../AgencyInboxProposalTrigger/loopbackProxy';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 type RoomSort = SandboxVariants['roomSort'];
@@ -49,12 +50,12 @@ describe('Agency Inbox Message Trigger under every order of the room list, and o
 		await control('POST', 'reset');
 	});
 
-	const newTrigger = () =>
+	const newTrigger = (baseUrl = sandbox.url) =>
 		new TriggerWorkflow({
 			type: 'agencyInboxMessageTrigger',
 			nodeType: new AgencyInboxMessageTrigger(),
 			parameters: {},
-			credentials: { agencyInboxApi: { apiKey: sandbox.apiKey, baseUrl: sandbox.url, requestsPerMinute: 100_000 } },
+			credentials: { agencyInboxApi: { apiKey: sandbox.apiKey, baseUrl, requestsPerMinute: 100_000 } },
 		});
 	const control = (method: string, path: string, body?: unknown) => sandboxControl<{ data: IDataObject }>(sandbox.origin, method, path, body);
 	const change = async <T = IDataObject>(body: IDataObject) => (await control('POST', 'changes', body)).data as T;
@@ -160,6 +161,32 @@ describe('Agency Inbox Message Trigger under every order of the room list, and o
 		it('every client message once, nothing from before the activation, each at the poll after it or the next', async () => {
 			await runUnder(orders);
 		});
+	});
+
+	it('activated under sync time while a re-sync moves the room with the newest message above the pages being read: nothing from before the activation', async () => {
+		await useOrder('lastSyncedAt');
+		const { untouched } = rooms();
+		const newest = (await change<{ roomId: string }>({ kind: 'clientMessage', roomId: untouched[0], text: 'before the activation' })).roomId;
+		const proxy = new LoopbackProxy(sandbox.origin);
+		await proxy.start();
+		try {
+			let moved = false;
+			proxy.beforeForward = async ({ path, query }) => {
+				if (!moved && path.endsWith('/v1/master-inbox/rooms') && query.has('pageCursor')) {
+					moved = true;
+					await change({ kind: 'roomResync', roomIds: [newest] });
+				}
+			};
+			const trigger = newTrigger(`${proxy.origin}/service`);
+			expect(await trigger.poll()).toBeNull();
+			expect(moved).toBe(true);
+			proxy.beforeForward = undefined;
+			expect(await trigger.poll()).toBeNull();
+			const after = await change<{ storyId: string }>({ kind: 'clientMessage', roomId: newest, text: 'after the activation' });
+			expect(storyIdsOf(await trigger.poll())).toEqual([after.storyId]);
+		} finally {
+			await proxy.close();
+		}
 	});
 
 	it("a room's message order switched under the running trigger (newest first → oldest first → newest first): two messages in one room each once", async () => {
