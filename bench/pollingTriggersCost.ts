@@ -22,6 +22,12 @@
  * - The polling auto-reply sample: the requests one client message costs, from the poll that finds it
  *   through Send to the next poll (which reads the reply and emits nothing).
  *
+ * Last, the Message Trigger under each order of the room list (`roomSort`, lastSyncedAt with the
+ * sandbox's background re-syncs) and with orders switched under the running trigger: the activation,
+ * an idle poll and polls after messages in 1 and 5 rooms under the last order, and how many of the
+ * client messages written since the activation (far down the list included) it delivered.
+ * POLLING_COST_PART=default|readings|orders runs one part.
+ *
  * "Share of the budget" is the poll's requests over 20, for a poll every minute. Prints; never fails.
  */
 import * as fs from 'node:fs';
@@ -30,7 +36,7 @@ import * as path from 'node:path';
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { resetProcessMemory } from '../nodes/shared/processMemory';
-import { SINGLE_READINGS, startSandbox, type SandboxVariants } from '../sandbox';
+import { DEFAULT_VARIANTS, SINGLE_READINGS, startSandbox, type SandboxVariants } from '../sandbox';
 import { runNode, TriggerWorkflow } from '../test/helpers/engine';
 import { sandboxControl } from '../test/helpers/sandboxControl';
 
@@ -343,11 +349,107 @@ async function costsUnderEachReading(): Promise<void> {
 	}
 }
 
+// ---- Under each order of the room list, and orders switched under a running trigger ----
+
+type RoomSort = SandboxVariants['roomSort'];
+/** The orders a Message Trigger meets: activated under the first, each next one switched in under it. */
+const ORDER_CASES: RoomSort[][] = [
+	['lastStoryAt'],
+	['lastClientMessageAt'],
+	['createdAt'],
+	['lastSyncedAt'],
+	['lastStoryAt', 'createdAt'],
+	['lastStoryAt', 'lastSyncedAt'],
+	['lastStoryAt', 'createdAt', 'lastStoryAt'],
+	['lastClientMessageAt', 'createdAt'],
+];
+const ORDER_ROOM_COUNTS = [1, 5];
+
+interface OrderCosts {
+	activation: number;
+	idle: number;
+	/** After a client message in 1 and 5 rooms whose proposal was looked up before. */
+	rooms: number[];
+	/** Client messages written since the activation (in rooms spread over the list, far down included), delivered once, lost, delivered twice. */
+	written: number;
+	delivered: number;
+	repeated: number;
+}
+
+/**
+ * A trigger activated under `orders[0]`; under each order (the next ones switched in under it) a client
+ * message in rooms spread over the list, far down included, and a poll; then, under the last order, an
+ * idle poll and polls after messages in 1 and 5 rooms (their proposals looked up before), measured.
+ */
+async function orderCostsUnder(orders: RoomSort[], roomCount: number): Promise<OrderCosts> {
+	return await underReading({ ...DEFAULT_VARIANTS, roomSort: orders[0] }, async (sandbox) => {
+		const seededRooms = sandbox.state.rooms.length;
+		for (let room = seededRooms; room < roomCount; room++) await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', newRoom: true });
+		if (roomCount > seededRooms) await clientMessages(sandbox, spreadRooms(sandbox, OLDER_ROOMS_WRITTEN_TO));
+		const trigger = messageTriggerOf(sandbox);
+		const delivered: string[] = [];
+		const poll = async () => {
+			const measured = await measuredPoll(sandbox, trigger);
+			delivered.push(...measured.items.map(({ json }) => String((json.message as IDataObject).storyId)));
+			return measured.total;
+		};
+		const activation = await poll();
+		const historyEnd = Math.max(...Object.values(sandbox.state.stories).flatMap((stories) => stories.map((story) => Date.parse(story.createdAt))));
+		const measuredRooms = spreadRooms(sandbox, Math.max(...ORDER_ROOM_COUNTS));
+		for (const [index, order] of orders.entries()) {
+			if (index > 0) await control(sandbox, 'POST', 'variants', { roomSort: order });
+			await clientMessages(sandbox, [...spreadRooms(sandbox, 3, measuredRooms), ...(index === 0 ? measuredRooms : [])]);
+			await poll();
+		}
+		await poll();
+		const idle = await poll();
+		const rooms: number[] = [];
+		for (const k of ORDER_ROOM_COUNTS) {
+			await clientMessages(sandbox, measuredRooms.slice(0, k));
+			rooms.push(await poll());
+		}
+		await poll();
+		const members = new Set(sandbox.state.members.map((member) => member.uid));
+		const written = Object.values(sandbox.state.stories)
+			.flat()
+			.filter((story) => !members.has(story.userId) && Date.parse(story.createdAt) > historyEnd)
+			.map((story) => story.storyId);
+		return {
+			activation,
+			idle,
+			rooms,
+			written: written.length,
+			delivered: written.filter((storyId) => delivered.includes(storyId)).length,
+			repeated: delivered.length - new Set(delivered).size,
+		};
+	});
+}
+
+async function costsUnderEachOrder(): Promise<void> {
+	const labels = ORDER_CASES.map((orders) => orders.join(' → '));
+	const labelWidth = Math.max(...labels.map((label) => label.length));
+	const widths = [10, 10, ...ORDER_ROOM_COUNTS.map(() => 8), 12, 14];
+	for (const roomCount of [60, LARGER_INBOX_ROOMS]) {
+		console.log(`\nMessage Trigger under each order of the room list (switched under the running trigger after an arrow), ${roomCount} rooms: requests per poll under the last order`);
+		console.log(`  ${'order'.padEnd(labelWidth)} | ${cells(['activation', 'idle', ...ORDER_ROOM_COUNTS.map((k) => `${k} room${k > 1 ? 's' : ''}`), 'per message', 'delivered'], widths)}`);
+		for (const [index, orders] of ORDER_CASES.entries()) {
+			const costs = await orderCostsUnder(orders, roomCount);
+			const perMessage = ((costs.rooms[costs.rooms.length - 1] - costs.idle) / ORDER_ROOM_COUNTS[ORDER_ROOM_COUNTS.length - 1]).toFixed(1);
+			const delivered = `${costs.delivered} of ${costs.written}${costs.repeated ? `, ${costs.repeated} twice` : ''}`;
+			console.log(`  ${labels[index].padEnd(labelWidth)} | ${cells([costs.activation, `${costs.idle} (${share(costs.idle)})`, ...costs.rooms, perMessage, delivered], widths)}`);
+		}
+	}
+}
+
 async function main() {
 	console.log(`Requests per poll, counted by the sandbox; budget: ${BUDGET_PER_MINUTE} requests a minute, a poll every minute`);
-	await messageTrigger();
-	await invitationTrigger();
-	await costsUnderEachReading();
+	const only = process.env.POLLING_COST_PART;
+	if (only === undefined || only === 'default') {
+		await messageTrigger();
+		await invitationTrigger();
+	}
+	if (only === undefined || only === 'readings') await costsUnderEachReading();
+	if (only === undefined || only === 'orders') await costsUnderEachOrder();
 }
 
 main().catch((error: Error) => console.log(`pollingTriggersCost stopped: ${error.stack ?? error.message}`));

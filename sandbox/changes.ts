@@ -2,6 +2,7 @@
 import { BadRequest } from './http';
 import { idView } from './marketplaceIds';
 import { appendStory } from './routes';
+import { resyncRooms, stalestRooms } from './roomSync';
 import {
 	buildBidIntent,
 	buildInvitation,
@@ -30,6 +31,8 @@ export const CHANGE_KINDS = [
 	'masterInbox',
 	'newInvitation',
 	'invitationStatus',
+	'lateClientMessage',
+	'roomResync',
 ] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
@@ -174,6 +177,41 @@ function clientMessage(core: SandboxCore, body: Record<string, unknown>) {
 	return count === 1 ? { ...last, roomId: room.roomId } : { roomId: room.roomId, storyId: last.storyId, createdAt: last.createdAt, stories };
 }
 
+const DEFAULT_LATENESS_MS = 60_000;
+
+/**
+ * A client message the service syncs now although it was written earlier: at `createdAt`, or `lateByMs`
+ * ago (default a minute). Its createdAt is that earlier time, the room's lastSyncedAt now; it is the
+ * room's lastStory unless the room holds a newer message. Fires chat.message.sent as any client message.
+ */
+function lateClientMessage(core: SandboxCore, body: Record<string, unknown>) {
+	const { lateByMs = DEFAULT_LATENESS_MS } = body;
+	const createdAt = stringField(body, 'createdAt');
+	if (typeof lateByMs !== 'number' || !Number.isInteger(lateByMs) || lateByMs < 1) throw new BadRequest('lateByMs must be a positive integer.');
+	if (createdAt !== undefined && Number.isNaN(Date.parse(createdAt))) throw new BadRequest('createdAt must be an ISO-8601 date-time.');
+	const room = clientMessageRoom(core, body);
+	const message = stringField(body, 'text') ?? core.rng.pick(CLIENT_TEXTS);
+	const syncedAt = core.clock.nowIso();
+	const writtenAt = createdAt === undefined ? Date.parse(syncedAt) - lateByMs : Math.min(Date.parse(createdAt), Date.parse(syncedAt) - 1);
+	const story = appendStory(core.state, room, clientOf(room), message, new Date(writtenAt).toISOString(), syncedAt);
+	core.webhooks.fire('chat.message.sent', chatMessagePayload(core, room, message));
+	return { ...story, roomId: room.roomId };
+}
+
+/**
+ * A background re-sync of rooms with nothing new in them, all at one moment: `roomIds`, or the `count`
+ * rooms synced longest ago (default 1). Answers the rooms and the new lastSyncedAt.
+ */
+function roomResync(core: SandboxCore, body: Record<string, unknown>) {
+	const { roomIds, count = 1 } = body;
+	if (roomIds !== undefined && (!Array.isArray(roomIds) || !roomIds.every((id) => typeof id === 'string'))) throw new BadRequest('roomIds must be an array of room ids.');
+	if (typeof count !== 'number' || !Number.isInteger(count) || count < 1) throw new BadRequest('count must be a positive integer.');
+	const rooms = roomIds === undefined ? stalestRooms(core.state, count) : (roomIds as string[]).map((roomId) => findRoom(core, roomId));
+	const at = core.clock.nowIso();
+	resyncRooms(rooms, at);
+	return { roomIds: rooms.map((room) => room.roomId), lastSyncedAt: at };
+}
+
 function membersIn(core: SandboxCore, room: ChatRoom): Member[] {
 	return core.state.members.filter((m) => room.roomUsers.some((p) => p.user.id === m.uid));
 }
@@ -258,6 +296,10 @@ export function applyChange(core: SandboxCore, body: Record<string, unknown>): u
 			return newInvitation(core, body);
 		case 'invitationStatus':
 			return setInvitationStatus(core, body);
+		case 'lateClientMessage':
+			return lateClientMessage(core, body);
+		case 'roomResync':
+			return roomResync(core, body);
 		default:
 			throw new BadRequest(`Unknown change kind "${String(body.kind)}"; use one of ${CHANGE_KINDS.join(', ')}.`);
 	}

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { BadRequest, ok, problem, type ApiResponse } from './http';
 import { paginate, parsePageSize, type Ordering, type SortKey } from './pagination';
 import { idView } from './marketplaceIds';
+import { resyncRooms, stalestRooms } from './roomSync';
 import { applyLastStory, memberAsUser, storyId } from './seed';
 import type { ChatRoom, InvitationRecord, Member, ProposalRecord, SandboxState, SentMessage, Story } from './types';
 import type { MonotonicClock } from './clock';
@@ -205,13 +206,18 @@ function listRooms(ctx: ApiContext, req: ApiRequest): ApiResponse {
 			(!clientMessageOnly || (room.lastStory !== null && !isMember(ctx.state, room.lastStory.user?.id))),
 	);
 	const by = ctx.variants.roomSort;
+	const pageSize = pageSizeOf(ctx, req);
+	const pageCursor = queryValue(req.query, 'pageCursor');
+	// The service's background sync, under the reading where the list is sorted by it: whenever a
+	// client starts reading the list, a page of the rooms synced longest ago was just re-synced.
+	if (by === 'lastSyncedAt' && pageCursor === undefined) resyncRooms(stalestRooms(ctx.state, pageSize), ctx.clock.nowIso());
 	const ordering: Ordering<ChatRoom> = {
 		binding: `rooms:${sort}:by=${by}`,
 		description: `rooms sorted ${sort} by ${by}`,
 		key: (room) => [roomDate(ctx.state, room, by) ?? '', room.roomId],
 		descending: sort === 'date-desc',
 	};
-	const page = paginate(rooms, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req));
+	const page = paginate(rooms, ordering, pageCursor, pageSize);
 	return { status: 200, body: { ...page, data: page.data.map(view.room) } };
 }
 
@@ -219,6 +225,7 @@ function listRooms(ctx: ApiContext, req: ApiRequest): ApiResponse {
 function roomDate(state: SandboxState, room: ChatRoom, by: SandboxVariants['roomSort']): string | null | undefined {
 	if (by === 'lastStoryAt') return room.lastStoryAt;
 	if (by === 'createdAt') return room.createdAtDateTime;
+	if (by === 'lastSyncedAt') return room.lastSyncedAt;
 	return lastClientMessageAt(state, room);
 }
 
@@ -268,8 +275,19 @@ function sendMessage(ctx: ApiContext, req: ApiRequest, [roomId]: string[]): ApiR
 	return ok({ storyId: story.storyId, userId: idView(ctx.state, ctx.variants).userId(story.userId), userName: story.userName, userPhotoUrl: story.userPhotoUrl, message: story.message, createdAt: story.createdAt });
 }
 
-/** Adds a story to a room and makes it the room's lastStory. */
-export function appendStory(state: SandboxState, room: ChatRoom, author: { id: string; name: string | null; photoUrl: string | null }, message: string, createdAt: string): Story {
+/**
+ * Adds a story to a room as the service syncs it at `syncedAt` (by default when it was written): the
+ * room's lastSyncedAt moves to then, and the story becomes the room's lastStory unless the room holds
+ * a newer one (a story synced late, written before the room's last one, sits among the older ones).
+ */
+export function appendStory(
+	state: SandboxState,
+	room: ChatRoom,
+	author: { id: string; name: string | null; photoUrl: string | null },
+	message: string,
+	createdAt: string,
+	syncedAt = createdAt,
+): Story {
 	const story: Story = {
 		storyId: storyId(++state.counters.story),
 		userId: author.id,
@@ -279,9 +297,12 @@ export function appendStory(state: SandboxState, room: ChatRoom, author: { id: s
 		createdAt,
 		attachments: [],
 	};
-	(state.stories[room.roomId] ??= []).push(story);
+	const stories = (state.stories[room.roomId] ??= []);
+	const firstLater = stories.findIndex((other) => other.createdAt > createdAt);
+	stories.splice(firstLater === -1 ? stories.length : firstLater, 0, story);
 	room.storiesCount = (room.storiesCount ?? 0) + 1;
-	applyLastStory(room, story, { nid: null, rid: null, ...author });
+	room.lastSyncedAt = syncedAt;
+	if (firstLater === -1) applyLastStory(room, story, { nid: null, rid: null, ...author });
 	return story;
 }
 

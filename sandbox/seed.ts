@@ -167,7 +167,6 @@ function buildRooms(rng: Random, plans: RoomPlan[], proposals: ProposalRecord[],
 			roomNotePresent: i % 6 === 0,
 			favorite: i % 9 === 0,
 			muted: i % 13 === 0,
-			lastSyncedAt: iso(SEED_HISTORY_END_MS),
 			storiesCount: stories.length,
 		};
 		if (i % 8 === 3) {
@@ -176,6 +175,8 @@ function buildRooms(rng: Random, plans: RoomPlan[], proposals: ProposalRecord[],
 			room.contract = { id: contractId, title: topic, contractType: 'HOURLY', status: 'ACTIVE', createdDateTime: iso(createdMs), startDateTime: iso(createdMs), endDateTime: null };
 		}
 		applyLastStory(room, stories[stories.length - 1]);
+		// Synced when its last message came in.
+		room.lastSyncedAt = room.lastStoryAt;
 		return { room, stories, client };
 	});
 }

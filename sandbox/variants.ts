@@ -5,8 +5,8 @@
 import { BadRequest } from './http';
 
 export interface SandboxVariants {
-	/** Which date GET /v1/master-inbox/rooms sorts by (the spec says only "date"). */
-	roomSort: 'lastStoryAt' | 'lastClientMessageAt' | 'createdAt';
+	/** Which date GET /v1/master-inbox/rooms sorts by (the spec says only "date"); under `lastSyncedAt` a background sync re-syncs old rooms. */
+	roomSort: 'lastStoryAt' | 'lastClientMessageAt' | 'createdAt' | 'lastSyncedAt';
 	/** Order of GET /rooms/{id}/stories (not stated by the spec). */
 	storyOrder: 'newestFirst' | 'oldestFirst';
 	/** Order of GET /v1/agency/invitations (not stated by the spec). */
@@ -21,7 +21,7 @@ export interface SandboxVariants {
 
 /** Every value of every field, the default first. */
 const VARIANT_VALUES: { [F in keyof SandboxVariants]: ReadonlyArray<SandboxVariants[F]> } = {
-	roomSort: ['lastStoryAt', 'lastClientMessageAt', 'createdAt'],
+	roomSort: ['lastStoryAt', 'lastClientMessageAt', 'createdAt', 'lastSyncedAt'],
 	storyOrder: ['newestFirst', 'oldestFirst'],
 	invitationOrder: ['createdAtDesc', 'createdAtAsc', 'scrambled'],
 	vendorProposalId: ['proposalUid', 'marketplaceId'],
@@ -43,6 +43,7 @@ export const ALL_VARIANTS: SandboxVariants[] = [
 	DEFAULT_VARIANTS,
 	{ roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'createdAtAsc', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'ignored', authorIds: 'marketplaceUserId' },
 	{ roomSort: 'createdAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId' },
+	{ roomSort: 'lastSyncedAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId' },
 ];
 
 export interface SingleReading {

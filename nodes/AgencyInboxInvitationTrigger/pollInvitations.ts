@@ -10,14 +10,20 @@ export interface InvitationChange {
 	previous?: { status: string; result: string };
 }
 
-/** Most invitations remembered; past it those first seen longest ago are forgotten. */
+/** Most invitations remembered; past it those the list no longer shows are forgotten first. */
 export const MAX_INVITATIONS_KEPT = 20_000;
 
-/** Object keys keep their insertion order: the first ones were seen first. */
-function newestKept(seen: Record<string, string>): Record<string, string> {
+/**
+ * At most MAX_INVITATIONS_KEPT. Those the poll's pages did not show go first (the list stopped showing
+ * them, or they are on pages a poll that ran out of time did not read), those it showed last: one
+ * forgotten while the list shows it comes back as new. Within each, the first kept go first.
+ */
+function keptWithin(seen: Record<string, string>, listed: ReadonlySet<string>): Record<string, string> {
 	const uids = Object.keys(seen);
 	if (uids.length <= MAX_INVITATIONS_KEPT) return seen;
-	return Object.fromEntries(uids.slice(uids.length - MAX_INVITATIONS_KEPT).map((uid) => [uid, seen[uid]]));
+	const byPriority = [...uids.filter((uid) => !listed.has(uid)), ...uids.filter((uid) => listed.has(uid))];
+	const kept = new Set(byPriority.slice(byPriority.length - MAX_INVITATIONS_KEPT));
+	return Object.fromEntries(uids.filter((uid) => kept.has(uid)).map((uid) => [uid, seen[uid]]));
 }
 
 /** What the trigger keeps of an invitation: when it was created, its status and its result. */
@@ -84,5 +90,6 @@ export async function pollInvitations(
 	}
 	const wanted = changes.filter((change) => options.triggerOn === 'both' || change.trigger === options.triggerOn);
 	wanted.sort((a, b) => Date.parse(a.record.invite.createdAt ?? '') - Date.parse(b.record.invite.createdAt ?? '') || 0);
-	return { state: { seq: state.seq + 1, seen: newestKept(seen), ...(resumeAt === undefined ? {} : { resumeAt }) }, changes: wanted };
+	const listed = new Set(records.map((record) => record.invite.uid));
+	return { state: { seq: state.seq + 1, seen: keptWithin(seen, listed), ...(resumeAt === undefined ? {} : { resumeAt }) }, changes: wanted };
 }

@@ -104,7 +104,7 @@ export class AgencyInboxMessageTrigger implements INodeType {
 				load: loadMessageState,
 				save: saveMessageState,
 				isOlder: isOlderMessageState,
-				bootstrap: async () => await bootstrapMessages(fetchRooms),
+				bootstrap: async () => await bootstrapMessages(fetchRooms, Date.now),
 				poll: async (state) => {
 					const outcome = await pollMessages(state, {
 						fetchRooms,
@@ -112,6 +112,7 @@ export class AgencyInboxMessageTrigger implements INodeType {
 						loadMembers: membersLoader(this),
 						fetchProposal: proposalFetcher(this),
 						canContinue: pagingDeadline(this),
+						now: Date.now,
 					});
 					return { state: outcome.state, changes: outcome.messages };
 				},

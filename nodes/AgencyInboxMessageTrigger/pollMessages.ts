@@ -1,10 +1,11 @@
 import type { CanContinue } from '../shared/guardedPoll';
 import type { Mark } from '../shared/marks';
-import { higherMark, timeOf } from '../shared/marks';
+import { higherMark, isAtOrBelow, timeOf } from '../shared/marks';
 import { pagesOf } from '../shared/pagination';
 import type { AgencyMember } from '../shared/roomPeople';
 import { agencyMembersIn, isAgencyAuthor } from '../shared/roomPeople';
 import { readMessagesAfter } from './newMessages';
+import { inLastMessageOrder, lastActivityOf, mayStopBelow, showsSameTimes } from './roomListOrder';
 import type { RoomProposal } from './roomProposal';
 import { proposalOfRoom } from './roomProposal';
 import type { MessageTriggerState, RoomMark } from './state';
@@ -32,16 +33,18 @@ export interface MessageSources {
 	loadMembers: LoadMembers;
 	fetchProposal: FetchProposal;
 	canContinue: CanContinue;
+	/** The time now, in milliseconds (Date.now). */
+	now: () => number;
 }
+
+/**
+ * However the rows of each poll look, a poll reads every page when the last one that did is this long
+ * ago: what an early stop leaves unread (a message that reached the service late, its room listed below
+ * the rows a poll reads) is read then, and a contradiction it shows ends the early stops.
+ */
+export const ALL_PAGES_AT_LEAST_EVERY_MS = 60 * 60_000;
 
 const lastStoryIdOf = (room: RoomRow) => room.lastStoryId ?? room.lastStory?.storyId ?? null;
-
-/** The latest time the row shows for the room's messages; null when it shows none. */
-function lastActivityOf(room: RoomRow): string | null {
-	const times = [room.lastStoryAt, room.lastStory?.createdDateTime].filter((time): time is string => typeof time === 'string' && !Number.isNaN(timeOf(time)));
-	if (times.length === 0) return null;
-	return times.reduce((latest, time) => (timeOf(time) > timeOf(latest) ? time : latest));
-}
 
 /** The highest activity of a page of rooms, with the last message ids at that time. */
 function topOf(rooms: RoomRow[]): Mark | undefined {
@@ -54,94 +57,115 @@ function topOf(rooms: RoomRow[]): Mark | undefined {
 	return top;
 }
 
-/**
- * Whether the rows show that the list is not in order of creation: a room created earlier listed above
- * one created later. The spec sorts rooms by an unnamed "date"; this rules out the one reading under
- * which a new message does not move its room up (creation time).
- */
-export function contradictsCreationOrder(rows: RoomRow[]): boolean {
-	const created = rows.map((room) => timeOf(room.createdAtDateTime ?? '')).filter((time) => !Number.isNaN(time));
-	return created.some((time, index) => index > 0 && created[index - 1] < time);
+/** The line a room without a mark is read after: the history line, or the highest mark dropped since. */
+function unmarkedLineOf(state: Pick<MessageTriggerState, 'history' | 'forgotten'>): Mark | null {
+	if (state.forgotten === undefined) return state.history;
+	return state.history === null ? state.forgotten : higherMark(state.history, state.forgotten);
 }
 
-/** Keeps the rooms the floor does not cover, at most MAX_ROOMS_KEPT, those read last first. */
-function roomsToKeep(rooms: Record<string, RoomMark>, floor: Mark | null): Record<string, RoomMark> {
-	const kept = Object.entries(rooms).filter(([, room]) => floor === null || timeOf(room.at) >= timeOf(floor.at));
-	kept.sort(([, a], [, b]) => timeOf(b.at) - timeOf(a.at));
-	return Object.fromEntries(kept.slice(0, MAX_ROOMS_KEPT));
+/**
+ * Whether the row shows nothing the trigger has not read: for a room with a mark, the message read last
+ * there at no later time than the newest one read (the time also counts: a service whose data was reset
+ * reuses message ids, as the sandbox of npm start does); for a room without one, a last message at or
+ * below the line it would be read after.
+ */
+export function showsNothingNew(room: RoomRow, mark: RoomMark | undefined, unmarkedLine: Mark | null): boolean {
+	const activity = lastActivityOf(room);
+	const lastShown = lastStoryIdOf(room);
+	if (activity === null && lastShown === null) return true;
+	if (mark) {
+		const sameLast = lastShown === null || mark.last === lastShown;
+		return sameLast && (activity === null || timeOf(activity) <= timeOf(mark.at));
+	}
+	return activity !== null && unmarkedLine !== null && isAtOrBelow(unmarkedLine, lastShown ?? '', activity);
+}
+
+/** The rooms read most recently (by their newest message read), at most MAX_ROOMS_KEPT, and the highest mark dropped. */
+function roomsToKeep(rooms: Record<string, RoomMark>, forgotten: Mark | undefined): { rooms: Record<string, RoomMark>; forgotten?: Mark } {
+	const kept = Object.entries(rooms).sort(([, a], [, b]) => timeOf(b.at) - timeOf(a.at));
+	let highestDropped = forgotten;
+	for (const [, dropped] of kept.slice(MAX_ROOMS_KEPT)) highestDropped = higherMark(highestDropped, { at: dropped.at, uids: dropped.uids });
+	return { rooms: Object.fromEntries(kept.slice(0, MAX_ROOMS_KEPT)), ...(highestDropped ? { forgotten: highestDropped } : {}) };
 }
 
 const rowsOf = (page: Page<RoomRow>) => (page.data ?? []).filter((room) => typeof room?.roomId === 'string');
 
 /**
- * The first poll: nothing that exists now is emitted. The floor is the highest time of the first page
- * with a message: every message written later has a time at or after it. Each room read gets its mark
- * (its last message), so a room further down whose last message is above the floor is not taken for
- * new. Until the list has shown it is sorted by a date new messages raise, every page is read: in order
- * of creation, a room far down may hold the newest message. A floor of null: no room has a message.
+ * The first poll: nothing that exists now is emitted. The history line is the newest message time of
+ * the rows it read: every message written later has a time after it. It reads the first page and
+ * further pages until the rows it read show that the rooms below hold nothing newer (the rule of
+ * `mayStopBelow`), or to the end of the list: in an order other than the last message's, a room far
+ * down may hold the newest message. After several pages it reads the list again from the top down to
+ * a room whose row shows the times it showed before: a room that moved above the pages while they were
+ * read (a new message, a re-sync) is above that one. A line of null: no room has a message.
  */
-export async function bootstrapMessages(fetchRooms: FetchRoomsPage): Promise<MessageTriggerState> {
-	const rooms: Record<string, RoomMark> = {};
-	let floor: Mark | undefined;
-	let roomsMoveOnMessages = false;
-	let rowAbove: RoomRow[] = [];
+export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => number): Promise<MessageTriggerState> {
+	const startedAt = new Date(now()).toISOString();
+	const sweep: RoomRow[] = [];
+	let pages = 0;
 	for await (const { page } of pagesOf(fetchRooms)) {
-		const rows = rowsOf(page);
-		for (const room of rows) {
-			const at = lastActivityOf(room);
-			const last = lastStoryIdOf(room);
-			if (at !== null) rooms[room.roomId] = { at, uids: last === null ? [] : [last], last };
-		}
-		floor ??= topOf(rows);
-		roomsMoveOnMessages ||= contradictsCreationOrder([...rowAbove, ...rows]);
-		rowAbove = rows.slice(-1);
-		if (floor && roomsMoveOnMessages) break;
+		pages++;
+		sweep.push(...rowsOf(page));
+		const top = topOf(sweep);
+		if (top && mayStopBelow([sweep], top)) break;
 	}
-	return { seq: 1, floor: floor ?? null, rooms: roomsToKeep(rooms, floor ?? null), roomsMoveOnMessages, proposals: {} };
+	const reads = [sweep];
+	if (pages > 1) {
+		const seen = new Map(sweep.map((room) => [room.roomId, room]));
+		const again: RoomRow[] = [];
+		for await (const { page } of pagesOf(fetchRooms)) {
+			const rows = rowsOf(page);
+			again.push(...rows);
+			if (rows.some((room) => seen.has(room.roomId) && showsSameTimes(room, seen.get(room.roomId)!))) break;
+		}
+		reads.push(again);
+	}
+	const history = topOf(reads.flat()) ?? null;
+	return { seq: 1, history, floor: history, rooms: {}, listOutOfMessageOrder: !inLastMessageOrder(reads), allPagesReadAt: startedAt, proposals: {} };
 }
 
 /**
- * One poll. Once the list has shown that it is sorted by a date a new client message raises (the last
- * message, or the last client message), every room with a message the trigger has not read is above
- * every room whose messages are all older than the floor, so the sweep stops at the first of those.
- * Before that it reads every page and skips such rooms. A room whose last message is the one read
- * last time is skipped; any other room is read message by message, so two client messages in one room
- * between two polls both arrive although the row shows only the last.
+ * One poll. It reads the room list from the top, page by page, and in each page every room whose row
+ * shows something it has not read (`showsNothingNew`): a room with a mark after its mark, one without
+ * after the history line, whatever the row's time, so a message that reached the service late (its time
+ * below what earlier polls covered) still arrives. Each room is read message by message, so two client
+ * messages in one room between two polls both arrive although the row shows only the last.
+ *
+ * It stops paging before the end only on evidence from its own rows (`mayStopBelow`), only while no
+ * poll of this activation has seen the list out of last-message order or a room below the floor with
+ * an unread message (once seen, every poll reads every page), and not when no poll has read every page
+ * for ALL_PAGES_AT_LEAST_EVERY_MS.
  *
  * A complete sweep raises the floor to the highest time on its first page: those rows were read at
- * one moment, and anything the sweep did not read got a message after it. One exception: a room that
- * moved above the cursor while the sweep paged also holds its older messages, which nobody read. So a
- * sweep of several pages ends by reading the first page again, down to a room it has handled: every
- * room that moved is above that one. If the page holds no such room, the floor stays.
+ * one moment, and anything the sweep did not read got a message after it. A room that moved above the
+ * cursor while the sweep paged is read by the next poll at the latest (it is above the floor then); a
+ * sweep of several pages reads the first page again at the end to read it now, and keeps the floor
+ * unless that page holds a room it has handled (every room that moved is above that one).
  */
 export async function pollMessages(state: MessageTriggerState, sources: MessageSources): Promise<MessagePollOutcome> {
 	const rooms = { ...state.rooms };
 	const proposals = { ...state.proposals };
 	const messages: ClientMessage[] = [];
+	const unmarkedLine = unmarkedLineOf(state);
+	const startedAt = sources.now();
+	const allPagesDue = state.allPagesReadAt === undefined || startedAt - timeOf(state.allPagesReadAt) >= ALL_PAGES_AT_LEAST_EVERY_MS;
 	let members: AgencyMember[] | undefined;
 	let unreadLastMessage = false;
-	let roomsMoveOnMessages = state.roomsMoveOnMessages;
+	let sawUnreadBelowFloor = false;
 
-	/** Reads the rooms of one page in order; says whether it reached a room below the floor or one already handled. */
-	async function readRooms(rows: RoomRow[]): Promise<{ belowFloor: boolean; reachedHandled: boolean; outOfTime: boolean }> {
+	/** Reads the rooms of one page that show something new; says whether it met a room with nothing new. */
+	async function readRooms(rows: RoomRow[]): Promise<{ reachedHandled: boolean; outOfTime: boolean }> {
 		let reachedHandled = false;
 		for (const room of rows) {
-			const activity = lastActivityOf(room);
-			const lastShown = lastStoryIdOf(room);
-			if (activity === null && lastShown === null) continue;
-			if (activity !== null && state.floor !== null && timeOf(activity) < timeOf(state.floor.at)) {
-				if (roomsMoveOnMessages) return { belowFloor: true, reachedHandled: true, outOfTime: false };
-				reachedHandled = true;
-				continue;
-			}
 			const known = rooms[room.roomId];
-			// Handled: the row shows the message read last, at no later time than the newest one read. The
-			// time also counts: a service whose data was reset reuses message ids (the sandbox of npm start).
-			if (known && known.last !== null && known.last === lastShown && (activity === null || timeOf(activity) <= timeOf(known.at))) {
-				reachedHandled = true;
+			if (showsNothingNew(room, known, unmarkedLine)) {
+				reachedHandled ||= lastActivityOf(room) !== null || lastStoryIdOf(room) !== null;
 				continue;
 			}
-			const read = await readMessagesAfter(sources.fetchStories, room.roomId, known ?? state.floor);
+			const activity = lastActivityOf(room);
+			if (activity !== null && state.floor !== null && timeOf(activity) < timeOf(state.floor.at)) sawUnreadBelowFloor = true;
+			const lastShown = lastStoryIdOf(room);
+			const read = await readMessagesAfter(sources.fetchStories, room.roomId, known ?? unmarkedLine);
 			if (read.messages.length > 0) members ??= await sources.loadMembers();
 			const fromClients = read.messages.filter((story) => !isAgencyAuthor(story, room, members ?? []));
 			if (fromClients.length > 0) {
@@ -155,31 +179,50 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 			const lastRead = lastShown !== null && read.ids.has(lastShown);
 			if (!lastRead) unreadLastMessage = true;
 			if (newest) rooms[room.roomId] = { at: newest.at, uids: newest.uids, last: lastRead ? lastShown : (known?.last ?? null) };
-			if (!sources.canContinue()) return { belowFloor: false, reachedHandled, outOfTime: true };
+			if (!sources.canContinue()) return { reachedHandled, outOfTime: true };
 		}
-		return { belowFloor: false, reachedHandled, outOfTime: false };
+		return { reachedHandled, outOfTime: false };
 	}
 
+	const sweep: RoomRow[] = [];
 	let firstPageTop: Mark | undefined;
 	let pages = 0;
 	let complete = false;
-	let rowAbove: RoomRow[] = [];
+	let readAllPages = false;
 	for await (const { page, next } of pagesOf(sources.fetchRooms)) {
 		const rows = rowsOf(page);
 		if (pages++ === 0) firstPageTop = topOf(rows);
-		roomsMoveOnMessages ||= contradictsCreationOrder([...rowAbove, ...rows]);
-		rowAbove = rows.slice(-1);
+		sweep.push(...rows);
 		const read = await readRooms(rows);
 		if (read.outOfTime) break;
-		if (read.belowFloor || next === undefined) {
+		readAllPages = next === undefined;
+		const mayStop = !allPagesDue && !state.listOutOfMessageOrder && !sawUnreadBelowFloor && state.floor !== null && mayStopBelow([sweep], state.floor);
+		if (mayStop || readAllPages) {
 			complete = true;
 			break;
 		}
 		if (!sources.canContinue()) break;
 	}
 
-	if (complete && pages > 1) complete = (await readRooms(rowsOf(await sources.fetchRooms(undefined)))).reachedHandled;
+	const reads = [sweep];
+	if (complete && pages > 1) {
+		const again = rowsOf(await sources.fetchRooms(undefined));
+		reads.push(again);
+		complete = (await readRooms(again)).reachedHandled;
+	}
 	const floor = complete && !unreadLastMessage && firstPageTop ? higherMark(state.floor ?? undefined, firstPageTop) : state.floor;
+	const listOutOfMessageOrder = state.listOutOfMessageOrder || sawUnreadBelowFloor || !inLastMessageOrder(reads);
 	messages.sort((a, b) => timeOf(a.story.createdAt) - timeOf(b.story.createdAt));
-	return { state: { seq: state.seq + 1, floor, rooms: roomsToKeep(rooms, floor), roomsMoveOnMessages, proposals }, messages };
+	return {
+		state: {
+			seq: state.seq + 1,
+			history: state.history,
+			floor,
+			...roomsToKeep(rooms, state.forgotten),
+			listOutOfMessageOrder,
+			...(readAllPages ? { allPagesReadAt: new Date(startedAt).toISOString() } : state.allPagesReadAt === undefined ? {} : { allPagesReadAt: state.allPagesReadAt }),
+			proposals,
+		},
+		messages,
+	};
 }

@@ -13,22 +13,36 @@ export interface MessageTriggerState {
 	/** Counts the polls that moved the state on: which of two states is newer. */
 	seq: number;
 	/**
-	 * Every message created before `floor.at`, and the ones listed at it, was emitted or is history.
-	 * Null when the inbox was empty at activation: then no message is history.
+	 * The activation's history line, the newest message time the activation read in the room list:
+	 * messages created before it (and the ones listed at it) are history and never emitted. Null when the
+	 * inbox was empty then. It never moves.
+	 */
+	history: Mark | null;
+	/**
+	 * The highest mark dropped past MAX_ROOMS_KEPT, if any: a room without a mark is read after the
+	 * later of this and the history line (its messages up to here were read when its mark was kept).
+	 */
+	forgotten?: Mark;
+	/**
+	 * The top of the room list's first page at the last complete poll: a poll may stop paging at a row
+	 * below it, where the rows it read show that nothing below can be new (see roomListOrder.ts).
 	 */
 	floor: Mark | null;
-	/** Rooms with a message at or after the floor; older rooms are covered by the floor alone. */
+	/** The rooms read since the activation, the most recent ones. */
 	rooms: Record<string, RoomMark>;
 	/**
-	 * Whether the room list has shown it is not in order of creation, so a new message moves its room
-	 * up and a sweep may stop at the first room below the floor. Until then every sweep reads every page.
+	 * Whether a poll since the activation saw the room list out of last-message order, or a room below
+	 * the floor with a message the trigger had not read: then no poll of this activation stops early.
+	 * Never reset while the state lives.
 	 */
-	roomsMoveOnMessages: boolean;
+	listOutOfMessageOrder: boolean;
+	/** When a poll last read every page of the list, or the activation (ISO); absent (a state stored before it existed): the next poll does. */
+	allPagesReadAt?: string;
 	/** Rooms whose `vendorProposal.id` was looked up, by room id. */
 	proposals: Record<string, ProposalLookup>;
 }
 
-/** Most rooms kept; past it the rooms read longest ago are dropped (a dropped room is judged by the floor). */
+/** Most rooms kept; past it the rooms whose newest message read is oldest are dropped (see `forgotten`). */
 export const MAX_ROOMS_KEPT = 2_000;
 
 const isRoomMark = (value: unknown): value is RoomMark =>
@@ -36,12 +50,30 @@ const isRoomMark = (value: unknown): value is RoomMark =>
 
 const isLookup = (value: unknown): value is ProposalLookup => typeof (value as ProposalLookup)?.vendorId === 'string' && typeof (value as ProposalLookup).proposal === 'object';
 
+const isMarkOrNull = (value: unknown): value is Mark | null => value === null || isMark(value);
+
+/**
+ * The stored state, or undefined before the first poll. A state stored before the history line
+ * existed (it had `roomsMoveOnMessages`) takes its floor for the history line: it then vouched that
+ * every message before it was emitted or history. Its `roomsMoveOnMessages` is dropped, not trusted:
+ * whether a poll may stop early is shown again by each poll's own rows.
+ */
 export function loadMessageState(staticData: IDataObject): MessageTriggerState | undefined {
-	const stored = staticData.messages as unknown as Partial<MessageTriggerState> | undefined;
-	if (!stored || typeof stored.seq !== 'number' || stored.floor === undefined || (stored.floor !== null && !isMark(stored.floor))) return undefined;
+	const stored = staticData.messages as unknown as (Partial<MessageTriggerState> & { roomsMoveOnMessages?: unknown }) | undefined;
+	if (!stored || typeof stored.seq !== 'number' || stored.floor === undefined || !isMarkOrNull(stored.floor)) return undefined;
+	const history = stored.history !== undefined && isMarkOrNull(stored.history) ? stored.history : stored.floor;
 	const rooms = Object.fromEntries(Object.entries(stored.rooms ?? {}).filter(([, room]) => isRoomMark(room)));
 	const proposals = Object.fromEntries(Object.entries(stored.proposals ?? {}).filter(([, lookup]) => isLookup(lookup)));
-	return { seq: stored.seq, floor: stored.floor, rooms, roomsMoveOnMessages: stored.roomsMoveOnMessages === true, proposals };
+	return {
+		seq: stored.seq,
+		history,
+		...(isMark(stored.forgotten) ? { forgotten: stored.forgotten } : {}),
+		floor: stored.floor,
+		rooms,
+		listOutOfMessageOrder: stored.listOutOfMessageOrder === true,
+		...(typeof stored.allPagesReadAt === 'string' && !Number.isNaN(Date.parse(stored.allPagesReadAt)) ? { allPagesReadAt: stored.allPagesReadAt } : {}),
+		proposals,
+	};
 }
 
 export const isOlderMessageState = (stored: MessageTriggerState | undefined, than: MessageTriggerState) => !stored || stored.seq < than.seq;

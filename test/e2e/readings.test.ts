@@ -14,7 +14,13 @@
  * changes and a scheduled bid. After a settling wait the sandbox's records and n8n's executions must
  * show: each event once in the CRM from each workflow that records it, one reply per client message
  * from each auto-reply and none to a reply or an agency message, the bid cancelled once, and no failed
- * run but one its sample's sticky note announces. Never timings; latencies are printed.
+ * run but one its sample's sticky note announces.
+ *
+ * Last, the room order switched under running Message Triggers (lastStoryAt → createdAt → lastSyncedAt,
+ * with the sandbox's background re-syncs → lastClientMessageAt → lastStoryAt), one trigger activated
+ * before the first switch and one after each of the first two, in waves of client messages (far down
+ * the list, two in one room, a new room, messages synced late): each trigger posts every client message
+ * written after its activation once, and none before. Never timings; latencies are printed.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -44,9 +50,11 @@ import { getJson, getN8nJson, listExecutions, postJson, sleep, type ExecutionSum
 
 const n8nVersion = SELECTED_N8N_VERSION;
 const SETUP_TIMEOUT_MS = 30 * 60_000;
-const READING_TIMEOUT_MS = 600_000;
-/** How long each wave's events may take to arrive (late is acceptable; a loaded machine is slow) before the test looks at what did. */
-const ARRIVAL_TIMEOUT_MS = 180_000;
+const READING_TIMEOUT_MS = 900_000;
+/** How long each wave's events may take to arrive (late is acceptable; a loaded machine is slow: up to 290 s was seen at a load average of 20 to 30) before the test looks at what did. */
+const ARRIVAL_TIMEOUT_MS = 300_000;
+/** The last phase: five waves. */
+const SWITCHED_ORDERS_TIMEOUT_MS = 1_800_000;
 /** After everything arrived: three polls, time for a duplicate or a reply to a reply. */
 const SETTLE_MS = 9_000;
 
@@ -73,13 +81,17 @@ const ANNOUNCED_FAILURES: Record<string, AnnouncedFailure[]> = {
 	[SAMPLES.ai]: [{ node: 'Send Reply', codes: ['400', '403'], inNote: 'the run fails at *Send Reply* (400 or 403)' }],
 };
 
+/** The Message Triggers of the last phase, each posting one CRM row per item with its own `via`; the first order is the one the first is activated under. */
+const SWITCHED_TRIGGERS = { swBefore: 'SwitchedMsg01', swAfterFirst: 'SwitchedMsg02', swAfterSecond: 'SwitchedMsg03' } as const;
+const SWITCHED_ORDERS = ['lastStoryAt', 'createdAt', 'lastSyncedAt', 'lastClientMessageAt', 'lastStoryAt'] as const;
+
 /** The test's own workflows, a trigger posting one CRM row per item, by what the row carries in `via` and their id's end. */
 const TRIGGER_WORKFLOWS = { messages: 'MsgTrigToCrm', invitations: 'InvTrigToCrm', proposals: 'PrpTrigToCrm' } as const;
 /** Each reading has its own copy of every workflow: a fresh activation, no state of an earlier reading. */
 const workflowIdFor = (reading: number, suffix: string) => `rd${String(reading).padStart(2, '0')}${suffix.slice(-12)}`;
 
 interface CrmRow {
-	via?: keyof typeof TRIGGER_WORKFLOWS;
+	via?: keyof typeof TRIGGER_WORKFLOWS | keyof typeof SWITCHED_TRIGGERS;
 	roomId?: string;
 	storyId?: string;
 	uid?: string;
@@ -107,6 +119,18 @@ function readingWorkflows(reading: number, label: string, samples: WorkflowToImp
 		trigger('proposals', 'proposal change', NODE_TYPES.proposalTrigger, { triggerOn: 'both' }, 'uid: $json.uid, updatedAt: $json.updatedAt, trigger: $json.trigger'),
 		...samples.map((sample) => ({ ...structuredClone(sample), id: workflowIdFor(reading, sample.id), name: `${sample.name} (${label})` })),
 	];
+}
+
+function switchedOrderWorkflows(sandboxOrigin: string): WorkflowToImport[] {
+	return Object.entries(SWITCHED_TRIGGERS).map(([via, id]) =>
+		crmPollingWorkflow({
+			id,
+			name: `Readings: the room order switched under it (${via})`,
+			trigger: { name: 'client message', type: NODE_TYPES.messageTrigger, parameters: {} },
+			row: `{ via: '${via}', roomId: $json.payload.chat.id, storyId: $json.message.storyId }`,
+			sandboxOrigin,
+		}),
+	);
 }
 
 /** Expected against found, as multisets: what did not arrive, and what arrived beyond (a repeat included). */
@@ -171,7 +195,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 			userFolder,
 			n8nVersion,
 			credentials: [sandboxCredential(sandbox, 10_000), { ...SAMPLE_MODEL_CREDENTIAL, data: model.credentialData }],
-			workflows: sets.flat(),
+			workflows: [...sets.flat(), ...switchedOrderWorkflows(sandbox.origin)],
 			publish: [],
 		});
 		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC' } });
@@ -434,6 +458,97 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 				await untilQuiet();
 			}
 		}, READING_TIMEOUT_MS);
+	});
+
+	describe('the room order switched under running Message Triggers', () => {
+		/** After a publish: the activation poll has run (it runs at the activation) long before this. */
+		const ACTIVATION_SETTLE_MS = 5_000;
+
+		it(`${SWITCHED_ORDERS.join(' → ')}: each trigger posts every client message written after its activation once`, async () => {
+			await postJson(`${sandbox.origin}/_sandbox/variants`, { ...SINGLE_READINGS[0].variants, roomSort: SWITCHED_ORDERS[0] });
+			await postJson(`${sandbox.origin}/_sandbox/reset`, {});
+			const fromMs = Date.now();
+			const arrivals = new ArrivalWatcher(() => sandboxGet<CrmRow[]>('crm'), (row) => `${row.via} ${messageKey(row.roomId!, row.storyId!)}`);
+			/** Per trigger, the newest message time when it was activated: what it must post is what came after. */
+			const historyOf = new Map<keyof typeof SWITCHED_TRIGGERS, number>();
+			const newestMessageAt = () => Math.max(...Object.values(sandbox.state.stories).flatMap((stories) => stories.map((story) => Date.parse(story.createdAt))));
+			const activate = async (via: keyof typeof SWITCHED_TRIGGERS) => {
+				historyOf.set(via, newestMessageAt());
+				await setPublished(n8n!, SWITCHED_TRIGGERS[via], true);
+				await sleep(ACTIVATION_SETTLE_MS);
+			};
+			const expectedFor = (via: keyof typeof SWITCHED_TRIGGERS) =>
+				clientMessagesSince(0)
+					.filter((message) => message.at > historyOf.get(via)!)
+					.map((message) => messageKey(message.roomId, message.storyId));
+			const found = async () => {
+				const rows = await sandboxGet<CrmRow[]>('crm');
+				return Object.fromEntries(
+					[...historyOf.keys()].map((via) => [via, difference(expectedFor(via), rows.filter((row) => row.via === via).map((row) => messageKey(row.roomId!, row.storyId!)))]),
+				);
+			};
+			const caughtUp = async () => {
+				const deadline = Date.now() + ARRIVAL_TIMEOUT_MS;
+				while (Object.values(await found()).some((each) => each.missing.length > 0) && Date.now() < deadline) await sleep(1_000);
+			};
+			const client = (body: object) => change<{ roomId: string }>({ kind: 'clientMessage', ...body });
+			/** Written just before the newest message there is, in a room whose last message is older: synced late. */
+			const late = (roomId: string) => change({ kind: 'lateClientMessage', roomId, createdAt: new Date(newestMessageAt() - 1).toISOString() });
+			const byLastMessage = () => [...sandbox.state.rooms].sort((a, b) => (a.lastStoryAt ?? '').localeCompare(b.lastStoryAt ?? '')).map((room) => room.roomId);
+			const steps: string[] = [];
+			try {
+				await activate('swBefore');
+				const [far, second, third] = byLastMessage();
+				const firstCreated = sandbox.state.rooms[0].roomId;
+				// Under the last message: far down the list, two at once in one room, a new room, an agency message.
+				await client({ roomId: far });
+				await client({ roomId: byLastMessage()[30], count: 2 });
+				const newRoom = (await client({ newRoom: true })).roomId;
+				await change({ kind: 'agencyMessage', roomId: byLastMessage()[20] });
+				await caughtUp();
+				steps.push(`${SWITCHED_ORDERS[0]}: ${JSON.stringify(await found())}`);
+
+				await postJson(`${sandbox.origin}/_sandbox/variants`, { roomSort: SWITCHED_ORDERS[1] });
+				await activate('swAfterFirst');
+				// In order of creation: the room created first is listed last; one synced late.
+				await client({ roomId: firstCreated });
+				await late(second);
+				await client({ roomId: newRoom });
+				await caughtUp();
+				steps.push(`${SWITCHED_ORDERS[1]}: ${JSON.stringify(await found())}`);
+
+				await postJson(`${sandbox.origin}/_sandbox/variants`, { roomSort: SWITCHED_ORDERS[2] });
+				await activate('swAfterSecond');
+				// Sorted by sync time, a page of old rooms re-synced at each sweep's start, and more here.
+				await change({ kind: 'roomResync', count: 10 });
+				await client({ roomId: third });
+				await client({ roomId: far });
+				await caughtUp();
+				steps.push(`${SWITCHED_ORDERS[2]}: ${JSON.stringify(await found())}`);
+
+				await postJson(`${sandbox.origin}/_sandbox/variants`, { roomSort: SWITCHED_ORDERS[3] });
+				await change({ kind: 'agencyMessage', roomId: third });
+				await client({ roomId: byLastMessage()[10] });
+				await caughtUp();
+
+				await postJson(`${sandbox.origin}/_sandbox/variants`, { roomSort: SWITCHED_ORDERS[4] });
+				await client({ roomId: firstCreated });
+				await late(byLastMessage()[5]);
+				await caughtUp();
+				await sleep(SETTLE_MS);
+				const result = await found();
+				for (const via of historyOf.keys()) {
+					const events = expectedFor(via).map((key) => ({ madeAt: Date.parse(sandbox.state.stories[key.split(' ')[0]].find((story) => story.storyId === key.split(' ')[1])!.createdAt), arrivedAt: arrivals.firstSeen(`${via} ${key}`) }));
+					process.stderr.write(`switched orders, ${via}: ${latencySummary(events)}\n`);
+				}
+				process.stderr.write(`switched orders: ${((Date.now() - fromMs) / 1000).toFixed(0)} s; after each of the first three orders ${steps.join('; ')}\n`);
+				expect(result).toEqual({ swBefore: NONE, swAfterFirst: NONE, swAfterSecond: NONE });
+			} finally {
+				await arrivals.stop();
+				await Promise.all([...historyOf.keys()].map((via) => setPublished(n8n!, SWITCHED_TRIGGERS[via], false)));
+				await untilQuiet();
+			}
+		}, SWITCHED_ORDERS_TIMEOUT_MS);
 	});
 
 	async function waitForRequest(matches: (request: RequestLogEntry) => boolean): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * The readings of the spec's open points added for issue 27 (sorting rooms by creation, marketplace-side
- * ids, unnamed query parameters), each alone on top of the default, through real HTTP.
+ * ids, unnamed query parameters) and issue 33 (sorting rooms by sync time, with a background sync;
+ * messages synced late), each alone on top of the default, through real HTTP.
  */
 import { DEFAULT_VARIANTS, marketplaceUserIdOf, SINGLE_READINGS, startSandbox, type SandboxVariants } from '../../sandbox';
 import { allPages, apiClient, expectProblem, sandboxForSuite } from './client';
@@ -31,6 +32,7 @@ describe('sandbox readings of what the spec leaves open', () => {
 		expect(others.map((r) => r.label)).toEqual([
 			'roomSort=lastClientMessageAt',
 			'roomSort=createdAt',
+			'roomSort=lastSyncedAt',
 			'storyOrder=oldestFirst',
 			'invitationOrder=createdAtAsc',
 			'invitationOrder=scrambled',
@@ -52,7 +54,7 @@ describe('sandbox readings of what the spec leaves open', () => {
 		expectProblem(await suite.ctl.post('/variants', { unnamedQueryParameters: 'strict' }), 400, /unnamedQueryParameters must be one of honoured, ignored, rejected/);
 		expectProblem(await suite.ctl.post('/variants', { authorIds: 'memberuid' }), 400, /authorIds/);
 		expectProblem(await suite.ctl.post('/variants', { vendorProposalId: null }), 400, /vendorProposalId/);
-		await expect(startSandbox({ variants: { roomSort: 'created' } as never })).rejects.toThrow(/roomSort must be one of lastStoryAt, lastClientMessageAt, createdAt/);
+		await expect(startSandbox({ variants: { roomSort: 'created' } as never })).rejects.toThrow(/roomSort must be one of lastStoryAt, lastClientMessageAt, createdAt, lastSyncedAt/);
 	});
 
 	describe('roomSort=createdAt', () => {
@@ -79,6 +81,60 @@ describe('sandbox readings of what the spec leaves open', () => {
 
 			const opened = await change({ kind: 'clientMessage', newRoom: true });
 			expect(await roomIds()).toEqual([opened.roomId, ...before]);
+		});
+	});
+
+	describe('lastSyncedAt: set when a room gets a message, moved by re-syncs without one', () => {
+		const stateRoom = (roomId: string) => suite.sandbox.state.rooms.find((room) => room.roomId === roomId)!;
+		const storiesBefore = (roomId: string) => (suite.sandbox.state.stories[roomId] ?? []).length;
+
+		test('never before the room\'s last message; a message sets it to when the service stored it', async () => {
+			for (const room of await rooms()) expect(room.lastSyncedAt >= (room.lastStoryAt ?? room.createdAtDateTime)).toBe(true);
+			const sent = await change({ kind: 'clientMessage', roomId: 'room-004' });
+			expect(stateRoom('room-004').lastSyncedAt).toBe(sent.createdAt);
+		});
+
+		test('roomResync: the rooms named, or the ones synced longest ago, re-synced at one moment with nothing new in them', async () => {
+			const before = structuredClone(stateRoom('room-009'));
+			const named = await change({ kind: 'roomResync', roomIds: ['room-009', 'room-010'] });
+			expect(named.roomIds).toEqual(['room-009', 'room-010']);
+			expect(stateRoom('room-009')).toEqual({ ...before, lastSyncedAt: named.lastSyncedAt });
+			expect(stateRoom('room-010').lastSyncedAt).toBe(named.lastSyncedAt);
+			const stalest = [...suite.sandbox.state.rooms].sort((a, b) => a.lastSyncedAt!.localeCompare(b.lastSyncedAt!)).slice(0, 3).map((room) => room.roomId);
+			expect((await change({ kind: 'roomResync', count: 3 })).roomIds).toEqual(stalest);
+			expectProblem(await suite.ctl.post('/changes', { kind: 'roomResync', roomIds: 'room-001' }), 400, /roomIds/);
+		});
+
+		test('lateClientMessage: written lateByMs ago (or at createdAt), synced now; the lastStory only where no newer message is in the room', async () => {
+			const quiet = (await roomIds()).at(-1)!;
+			const seeded = storiesBefore(quiet);
+			const late = await change({ kind: 'lateClientMessage', roomId: quiet, lateByMs: 60_000, text: 'Sent a minute ago' });
+			const room = stateRoom(quiet);
+			expect(Date.parse(room.lastSyncedAt!) - Date.parse(late.createdAt)).toBeGreaterThanOrEqual(60_000);
+			expect(room).toMatchObject({ lastStoryId: late.storyId, lastStoryAt: late.createdAt });
+			// Behind a newer message of the room: among the older ones, not the lastStory.
+			const newer = await change({ kind: 'clientMessage', roomId: quiet });
+			const behind = await change({ kind: 'lateClientMessage', roomId: quiet, lateByMs: 30_000 });
+			expect(stateRoom(quiet)).toMatchObject({ lastStoryId: newer.storyId, storiesCount: seeded + 3 });
+			expect((await storiesOf(quiet)).map((story: any) => story.storyId).slice(0, 3)).toEqual([newer.storyId, behind.storyId, late.storyId]);
+			const at = new Date(Date.parse(newer.createdAt) - 5).toISOString();
+			expect(await change({ kind: 'lateClientMessage', roomId: quiet, createdAt: at })).toMatchObject({ createdAt: at });
+			expectProblem(await suite.ctl.post('/changes', { kind: 'lateClientMessage', lateByMs: -1 }), 400, /lateByMs/);
+			expectProblem(await suite.ctl.post('/changes', { kind: 'lateClientMessage', createdAt: 'yesterday' }), 400, /createdAt/);
+		});
+
+		test('roomSort=lastSyncedAt: by sync time; each sweep from the top starts after a background sync re-synced a page of the rooms synced longest ago', async () => {
+			await setVariants({ roomSort: 'lastSyncedAt' });
+			const stalest = [...suite.sandbox.state.rooms].sort((a, b) => a.lastSyncedAt!.localeCompare(b.lastSyncedAt!) || a.roomId.localeCompare(b.roomId)).slice(0, 5);
+			const first = await suite.api.get(ROOMS, { pageSize: 5 });
+			expect(first.body.data.map((room: any) => room.roomId).sort()).toEqual(stalest.map((room) => room.roomId).sort());
+			expect(new Set(first.body.data.map((room: any) => room.lastSyncedAt)).size).toBe(1);
+			// The next page is not a new sweep: no re-sync.
+			const syncTimes = suite.sandbox.state.rooms.map((room) => room.lastSyncedAt);
+			const second = await suite.api.get(ROOMS, { pageSize: 5, pageCursor: first.body.meta.nextCursor });
+			expect(suite.sandbox.state.rooms.map((room) => room.lastSyncedAt)).toEqual(syncTimes);
+			const listed = [...first.body.data, ...second.body.data].map((room: any) => room.lastSyncedAt);
+			expect(listed).toEqual([...listed].sort().reverse());
 		});
 	});
 

@@ -1,7 +1,7 @@
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { AgencyInboxInvitationTrigger } from '../../../nodes/AgencyInboxInvitationTrigger/AgencyInboxInvitationTrigger.node';
-import { pollInvitations } from '../../../nodes/AgencyInboxInvitationTrigger/pollInvitations';
+import { MAX_INVITATIONS_KEPT, pollInvitations } from '../../../nodes/AgencyInboxInvitationTrigger/pollInvitations';
 import type { InvitationTriggerState } from '../../../nodes/AgencyInboxInvitationTrigger/state';
 import type { InvitationPage } from '../../../nodes/AgencyInboxInvitationTrigger/types';
 import { resetProcessMemory } from '../../../nodes/shared/processMemory';
@@ -153,4 +153,72 @@ describe('a list longer than one poll can read', () => {
 		expect(outcome.changes.map((found) => found.record.invite.uid)).toEqual([created.invite.uid]);
 		expect(outcome.state.resumeAt).toBeUndefined();
 	});
+});
+
+describe('the list order switched under a running trigger (the trigger relies on no order)', () => {
+	let sandbox: Sandbox;
+
+	beforeAll(async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 4, maxPageSize: 4 });
+	});
+
+	afterAll(async () => {
+		await sandbox.close();
+	});
+
+	const useOrder = (invitationOrder: string) => control(sandbox, 'POST', 'variants', { invitationOrder });
+
+	it('newest first → no time order → oldest first: each new invitation and status change once', async () => {
+		const trigger = await activated(sandbox, { triggerOn: 'both' });
+		const expected: Array<{ uid: unknown; trigger: string }> = [];
+		const emitted: Array<{ uid: unknown; trigger: unknown }> = [];
+		for (const order of ['scrambled', 'createdAtAsc', 'createdAtDesc']) {
+			await useOrder(order);
+			const created = await change(sandbox, { kind: 'newInvitation' });
+			const pending = sandbox.state.invitations.find((invitation) => invitation.invite.status === 'PENDING' && invitation.invite.uid !== created.invite.uid)!;
+			await change(sandbox, { kind: 'invitationStatus', invitationUid: pending.invite.uid, status: 'accepted' });
+			expected.push({ uid: pending.invite.uid, trigger: 'statusChanged' }, { uid: created.invite.uid, trigger: 'new' });
+			emitted.push(...fired(await trigger.poll()).map(({ uid, trigger: why }) => ({ uid, trigger: why })));
+		}
+		expect(await trigger.poll()).toBeNull();
+		const byUid = (a: { uid: unknown }, b: { uid: unknown }) => String(a.uid).localeCompare(String(b.uid));
+		expect(emitted.sort(byUid)).toEqual(expected.sort(byUid));
+	});
+
+	it('a sweep resumed across a switch (its cursor refused) starts again at the top: nothing lost, nothing twice', async () => {
+		await useOrder('createdAtAsc');
+		const fetchPage = async (pageCursor: string | undefined): Promise<InvitationPage> => {
+			const response = await fetch(`${sandbox.url}/v1/agency/invitations?${new URLSearchParams(pageCursor ? { pageCursor } : {})}`, { headers: { authorization: `Bearer ${sandbox.apiKey}` } });
+			if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { httpCode: String(response.status) });
+			return (await response.json()) as InvitationPage;
+		};
+		const seen = Object.fromEntries(sandbox.state.invitations.map((record) => [record.invite.uid, `${record.invite.createdAt} ${record.invite.status}/${record.invite.result}`]));
+		const created = await change(sandbox, { kind: 'newInvitation' });
+		let pagesRead = 0;
+		// Two pages, then out of time: the new invitation, listed last, is not read yet.
+		let outcome = await pollInvitations({ seq: 1, seen }, fetchPage, { triggerOn: 'both', canContinue: () => ++pagesRead < 2 });
+		expect(outcome.changes).toEqual([]);
+		expect(outcome.state.resumeAt).toBeDefined();
+		await useOrder('scrambled');
+		outcome = await pollInvitations(outcome.state, fetchPage, { triggerOn: 'both', canContinue: () => true });
+		expect(outcome.changes.map((found) => found.record.invite.uid)).toEqual([created.invite.uid]);
+		expect((await pollInvitations(outcome.state, fetchPage, { triggerOn: 'both', canContinue: () => true })).changes).toEqual([]);
+	});
+});
+
+it(`past ${MAX_INVITATIONS_KEPT} invitations, those the list no longer shows are forgotten first: none the list still shows comes back as new`, async () => {
+	const record = (uid: string): InvitationPage['data'][number] => ({ invite: { uid, createdAt: '2026-01-01T00:00:00.000Z', status: 'PENDING', result: '' } });
+	const listed = Array.from({ length: MAX_INVITATIONS_KEPT - 1 }, (_, index) => record(`inv-${index}`));
+	const fetchPage = async (): Promise<InvitationPage> => ({ data: listed });
+	const seenAs = '2026-01-01T00:00:00.000Z PENDING/';
+	// 'withdrawn' was seen after the others, and the list stopped showing it.
+	let state: InvitationTriggerState = { seq: 1, seen: Object.fromEntries([...listed.map(({ invite }) => [invite.uid, seenAs]), ['withdrawn', seenAs]]) };
+	listed.push(record('inv-new'));
+	let outcome = await pollInvitations(state, fetchPage, { triggerOn: 'both', canContinue: () => true });
+	expect(outcome.changes.map((found) => found.record.invite.uid)).toEqual(['inv-new']);
+	state = outcome.state;
+	expect(Object.keys(state.seen)).toHaveLength(MAX_INVITATIONS_KEPT);
+	expect(state.seen.withdrawn).toBeUndefined();
+	outcome = await pollInvitations(state, fetchPage, { triggerOn: 'both', canContinue: () => true });
+	expect(outcome.changes).toEqual([]);
 });
