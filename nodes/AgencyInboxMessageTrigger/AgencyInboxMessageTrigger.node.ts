@@ -5,10 +5,12 @@ import { triggerDescription } from '../shared/triggerDescription';
 import type { AgencyMember } from '../shared/roomPeople';
 import { isAgencyAuthor } from '../shared/roomPeople';
 import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../shared/transport';
+import type { FetchProposalPage, ProposalPage } from '../shared/proposalSweep';
 import { clientMessageItem } from './clientMessageItem';
 import { messageTriggerProperties } from './description';
-import type { ClientMessage } from './pollMessages';
+import type { ClientMessage, MessageSources } from './pollMessages';
 import { bootstrapMessages, pollMessages } from './pollMessages';
+import { PROPOSALS_NOT_READ, RoomProposals } from './roomProposal';
 import type { MessageTriggerState } from './state';
 import { isOlderMessageState, loadMessageState, saveMessageState } from './state';
 import type { FetchProposal, FetchRoomsPage, FetchStoriesPage, LoadMembers, Page, ProposalRow, RoomRow, StoryRow } from './types';
@@ -18,6 +20,7 @@ const ROOMS_PAGE_SIZE = '25';
 /** Page sizes the spec does not name a parameter for: sent for economy, dropped if the service refuses them. */
 const MESSAGES_PAGE_SIZE = '50';
 const MEMBERS_PAGE_SIZE = '100';
+const PROPOSALS_PAGE_SIZE = '100';
 
 function roomsFetcher(context: IPollFunctions): FetchRoomsPage {
 	return async (pageCursor) =>
@@ -60,6 +63,15 @@ function proposalFetcher(context: IPollFunctions): FetchProposal {
 	};
 }
 
+/** The proposal list, for the index of rooms' proposals (roomProposal.ts); the spec does not name its page-size parameter. */
+function proposalsPageFetcher(context: IPollFunctions): FetchProposalPage {
+	return async (query) =>
+		(await agencyInboxApiRequest.call(context, 'GET', '/v1/agency/proposals', {
+			qs: query as unknown as IDataObject,
+			optionalQs: { pageSize: PROPOSALS_PAGE_SIZE },
+		})) as unknown as ProposalPage;
+}
+
 /** Fetch Test Event: the newest room whose last message is a client's, as that message (no proposal lookup). */
 async function sampleMessage(context: IPollFunctions): Promise<ClientMessage | undefined> {
 	const page = await roomsFetcher(context)(undefined);
@@ -76,7 +88,7 @@ async function sampleMessage(context: IPollFunctions): Promise<ClientMessage | u
 			message: last.message ?? '',
 			createdAt: last.createdDateTime ?? room.lastStoryAt ?? '',
 		};
-		if (!isAgencyAuthor(story, room, members)) return { room, story, proposal: null, agencyMembers: [] };
+		if (!isAgencyAuthor(story, room, members)) return { room, story, proposal: PROPOSALS_NOT_READ, agencyMembers: [] };
 	}
 	return undefined;
 }
@@ -98,22 +110,27 @@ export class AgencyInboxMessageTrigger implements INodeType {
 			const sample = await sampleMessage(this);
 			return sample ? [[{ json: clientMessageItem(sample) }]] : null;
 		}
-		const fetchRooms = roomsFetcher(this);
+		const sources: MessageSources = {
+			fetchRooms: roomsFetcher(this),
+			fetchStories: storiesFetcher(this),
+			loadMembers: membersLoader(this),
+			fetchProposal: proposalFetcher(this),
+			fetchProposalsPage: proposalsPageFetcher(this),
+			canContinue: pagingDeadline(this),
+		};
 		const messages = await runGuardedPoll<MessageTriggerState, ClientMessage>(
 			this,
 			{
 				load: loadMessageState,
 				save: saveMessageState,
 				isOlder: isOlderMessageState,
-				bootstrap: async () => await bootstrapMessages(fetchRooms),
+				// The activation also starts reading the proposals, so that rooms' proposals are known soon.
+				bootstrap: async () => {
+					const state = await bootstrapMessages(sources.fetchRooms);
+					return { ...state, proposals: await new RoomProposals(state.proposals, sources).advance() };
+				},
 				poll: async (state) => {
-					const outcome = await pollMessages(state, {
-						fetchRooms,
-						fetchStories: storiesFetcher(this),
-						loadMembers: membersLoader(this),
-						fetchProposal: proposalFetcher(this),
-						canContinue: pagingDeadline(this),
-					});
+					const outcome = await pollMessages(state, sources);
 					return { state: outcome.state, changes: outcome.messages };
 				},
 			},

@@ -5,17 +5,17 @@ import { pagesOf } from '../shared/pagination';
 import type { AgencyMember } from '../shared/roomPeople';
 import { agencyMembersIn, isAgencyAuthor } from '../shared/roomPeople';
 import { readMessagesAfter } from './newMessages';
-import type { RoomProposal } from './roomProposal';
-import { proposalOfRoom } from './roomProposal';
+import type { RoomProposalFinding, RoomProposalSources } from './roomProposal';
+import { RoomProposals } from './roomProposal';
 import type { MessageTriggerState, RoomMark } from './state';
 import { MAX_ROOMS_KEPT } from './state';
-import type { FetchProposal, FetchRoomsPage, FetchStoriesPage, LoadMembers, Page, RoomRow, StoryRow } from './types';
+import type { FetchRoomsPage, FetchStoriesPage, LoadMembers, Page, RoomRow, StoryRow } from './types';
 
 export interface ClientMessage {
 	room: RoomRow;
 	story: StoryRow;
-	/** The room's proposal where the service confirmed it (its chatRoomId is this room), else null. */
-	proposal: RoomProposal | null;
+	/** The room's proposals as far as the trigger knows them (roomProposal.ts). */
+	proposal: RoomProposalFinding;
 	/** The agency members taking part in the room. */
 	agencyMembers: AgencyMember[];
 }
@@ -26,11 +26,10 @@ export interface MessagePollOutcome {
 	messages: ClientMessage[];
 }
 
-export interface MessageSources {
+export interface MessageSources extends RoomProposalSources {
 	fetchRooms: FetchRoomsPage;
 	fetchStories: FetchStoriesPage;
 	loadMembers: LoadMembers;
-	fetchProposal: FetchProposal;
 	canContinue: CanContinue;
 }
 
@@ -116,7 +115,7 @@ export async function bootstrapMessages(fetchRooms: FetchRoomsPage): Promise<Mes
  */
 export async function pollMessages(state: MessageTriggerState, sources: MessageSources): Promise<MessagePollOutcome> {
 	const rooms = { ...state.rooms };
-	const proposals = { ...state.proposals };
+	const proposals = new RoomProposals(state.proposals, sources);
 	const messages: ClientMessage[] = [];
 	let members: AgencyMember[] | undefined;
 	let unreadLastMessage = false;
@@ -145,7 +144,7 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 			if (read.messages.length > 0) members ??= await sources.loadMembers();
 			const fromClients = read.messages.filter((story) => !isAgencyAuthor(story, room, members ?? []));
 			if (fromClients.length > 0) {
-				const proposal = await proposalOfRoom(room, proposals, sources.fetchProposal);
+				const proposal = await proposals.of(room);
 				const agencyMembers = agencyMembersIn(room, members ?? []);
 				for (const story of fromClients) messages.push({ room, story, proposal, agencyMembers });
 			}
@@ -181,5 +180,5 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 	if (complete && pages > 1) complete = (await readRooms(rowsOf(await sources.fetchRooms(undefined)))).reachedHandled;
 	const floor = complete && !unreadLastMessage && firstPageTop ? higherMark(state.floor ?? undefined, firstPageTop) : state.floor;
 	messages.sort((a, b) => timeOf(a.story.createdAt) - timeOf(b.story.createdAt));
-	return { state: { seq: state.seq + 1, floor, rooms: roomsToKeep(rooms, floor), roomsMoveOnMessages, proposals }, messages };
+	return { state: { seq: state.seq + 1, floor, rooms: roomsToKeep(rooms, floor), roomsMoveOnMessages, proposals: await proposals.advance() }, messages };
 }

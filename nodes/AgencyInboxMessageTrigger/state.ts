@@ -2,7 +2,8 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { Mark } from '../shared/marks';
 import { isMark } from '../shared/marks';
-import type { ProposalLookup } from './roomProposal';
+import type { RoomProposalsState } from './roomProposal';
+import { loadRoomProposals } from './roomProposal';
 
 /** What the trigger last read of one room: its newest message (any author) and the room's lastStoryId then. */
 export interface RoomMark extends Mark {
@@ -24,8 +25,8 @@ export interface MessageTriggerState {
 	 * up and a sweep may stop at the first room below the floor. Until then every sweep reads every page.
 	 */
 	roomsMoveOnMessages: boolean;
-	/** Rooms whose `vendorProposal.id` was looked up, by room id. */
-	proposals: Record<string, ProposalLookup>;
+	/** The rooms' proposals: the index by chatRoomId and the lookups made while it cannot answer (roomProposal.ts). */
+	proposals: RoomProposalsState;
 }
 
 /** Most rooms kept; past it the rooms read longest ago are dropped (a dropped room is judged by the floor). */
@@ -34,14 +35,11 @@ export const MAX_ROOMS_KEPT = 2_000;
 const isRoomMark = (value: unknown): value is RoomMark =>
 	isMark(value) && ((value as RoomMark).last === null || typeof (value as RoomMark).last === 'string');
 
-const isLookup = (value: unknown): value is ProposalLookup => typeof (value as ProposalLookup)?.vendorId === 'string' && typeof (value as ProposalLookup).proposal === 'object';
-
 export function loadMessageState(staticData: IDataObject): MessageTriggerState | undefined {
 	const stored = staticData.messages as unknown as Partial<MessageTriggerState> | undefined;
 	if (!stored || typeof stored.seq !== 'number' || stored.floor === undefined || (stored.floor !== null && !isMark(stored.floor))) return undefined;
 	const rooms = Object.fromEntries(Object.entries(stored.rooms ?? {}).filter(([, room]) => isRoomMark(room)));
-	const proposals = Object.fromEntries(Object.entries(stored.proposals ?? {}).filter(([, lookup]) => isLookup(lookup)));
-	return { seq: stored.seq, floor: stored.floor, rooms, roomsMoveOnMessages: stored.roomsMoveOnMessages === true, proposals };
+	return { seq: stored.seq, floor: stored.floor, rooms, roomsMoveOnMessages: stored.roomsMoveOnMessages === true, proposals: loadRoomProposals(stored.proposals) };
 }
 
 export const isOlderMessageState = (stored: MessageTriggerState | undefined, than: MessageTriggerState) => !stored || stored.seq < than.seq;

@@ -21,6 +21,7 @@ it('a message the room row shows before the message list does arrives once the l
 		fetchStories: async (roomId: string) => ({ data: [...stories[roomId]].filter((story) => !notListedYet.has(story.storyId)).reverse() }),
 		loadMembers: async () => [{ uid: 'member' }],
 		fetchProposal: async () => undefined,
+		fetchProposalsPage: async () => ({ data: [] }),
 		canContinue: () => true,
 	};
 	let state = await bootstrapMessages(sources.fetchRooms);
@@ -48,6 +49,7 @@ it('a room whose row shows the id read last but a later time is read again (mess
 		fetchStories: async (roomId: string) => ({ data: [...stories[roomId]].reverse() }),
 		loadMembers: async () => [{ uid: 'member' }],
 		fetchProposal: async () => undefined,
+		fetchProposalsPage: async () => ({ data: [] }),
 		canContinue: () => true,
 	};
 	let state = await bootstrapMessages(sources.fetchRooms);
@@ -84,6 +86,7 @@ describe('the room order, told from the rows', () => {
 			fetchStories: async (roomId: string) => ({ data: [...stories[roomId]].reverse() }),
 			loadMembers: async () => [{ uid: 'member' }],
 			fetchProposal: async () => undefined,
+			fetchProposalsPage: async () => ({ data: [] }),
 			canContinue: () => true,
 		};
 		const write = (roomId: string, storyId: string, minute: number) => {
