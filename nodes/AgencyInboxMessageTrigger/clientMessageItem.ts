@@ -22,7 +22,7 @@ function replyAs(proposal: ProposalSummary | null, agencyMembers: AgencyMember[]
  * Agency Inbox Trigger's `chat.message.sent` item, so a workflow can switch between the webhook and
  * this trigger without changing its next nodes; the rest tells more than the webhook does.
  */
-export function clientMessageItem({ room, story, proposal: { proposal, proposals, moreProposals, notice }, agencyMembers }: ClientMessage): IDataObject {
+export function clientMessageItem({ room, story, proposal: { proposal, proposals, proposalsComplete, notice }, agencyMembers }: ClientMessage): IDataObject {
 	return {
 		event: 'chat.message.sent',
 		timestamp: story.createdAt,
@@ -45,7 +45,7 @@ export function clientMessageItem({ room, story, proposal: { proposal, proposals
 			client: room.organization?.name ?? null,
 			proposalUid: proposal?.uid ?? null,
 			proposals: proposals as unknown as IDataObject[] | null,
-			moreProposals,
+			proposalsComplete,
 			agencyMembers: agencyMembers.map(person),
 			replyAs: replyAs(proposal, agencyMembers),
 		},

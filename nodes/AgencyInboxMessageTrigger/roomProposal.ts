@@ -31,8 +31,8 @@ export interface RoomProposalFinding {
 	proposal: ProposalSummary | null;
 	/** Every proposal whose chatRoomId is the room, most recently updated first; null when the trigger does not know them all. */
 	proposals: ProposalSummary[] | null;
-	/** Whether the room has more proposals than `proposals` lists. */
-	moreProposals: boolean;
+	/** Whether `proposals` lists every proposal of the room: not past MAX_PROPOSALS_PER_ROOM, nor where the trigger dropped some to stay within its bound. */
+	proposalsComplete: boolean;
 	notice?: string;
 }
 
@@ -81,7 +81,7 @@ const failureText = (error: unknown) => (error instanceof Error ? error.message 
 export const PROPOSALS_NOT_READ: RoomProposalFinding = {
 	proposal: null,
 	proposals: null,
-	moreProposals: false,
+	proposalsComplete: false,
 	notice: "Fetch Test Event reads no proposal: payload.proposal and room.proposals are null here. In the active workflow they are the room's.",
 };
 
@@ -138,7 +138,7 @@ export class RoomProposals {
 		return {
 			proposal: proposals[0] ?? null,
 			proposals,
-			moreProposals: known.more,
+			proposalsComplete: !known.more,
 			...(proposals.length === 0 && vendorId !== undefined
 				? { notice: `The room names the marketplace proposal ${vendorId}, but no proposal of this agency has this room as its chat room, so payload.proposal is null.` }
 				: {}),
@@ -200,7 +200,7 @@ export class RoomProposals {
 		let outcome = ' payload.proposal is null.';
 		if (proposal) outcome = ` payload.proposal is the proposal the room names (vendorProposal.id), which the service confirms as this room's; it may not be the room's most recently updated one.`;
 		else if (vendorId !== undefined) outcome = ` The room names the marketplace proposal ${vendorId}, but the service has no proposal of this agency under that id whose chat room is this room, so payload.proposal is null.`;
-		return { proposal, proposals: null, moreProposals: false, notice: `${why}${outcome}` };
+		return { proposal, proposals: null, proposalsComplete: false, notice: `${why}${outcome}` };
 	}
 
 	/** One lookup per room and vendor id (Proposal → Get), taken only if its chatRoomId is the room. */

@@ -247,7 +247,9 @@ export const messageTriggerItem = z.strictObject({
 			)
 			.nullable()
 			.describe('the proposals whose chatRoomId is this room, most recently updated first (at most 10); null while the trigger does not know them all (see notice)'),
-		moreProposals: z.boolean().describe('whether the room has more proposals than room.proposals lists'),
+		proposalsComplete: z
+			.boolean()
+			.describe('whether room.proposals lists every proposal of the room: false past 10, where the trigger dropped older ones to keep its state small, and where room.proposals is null'),
 		agencyMembers: z.array(agencyMemberRef).describe('the agency members taking part in the room'),
 		replyAs: agencyMemberRef
 			.nullable()

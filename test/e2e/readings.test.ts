@@ -38,6 +38,7 @@ import {
 import { ensureN8n, setPublished, startN8n, type RunJson, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
+import { proposalsOfRoom } from '../nodes/AgencyInboxMessageTrigger/roomProposalsHelpers';
 import { ArrivalWatcher, crmPollingWorkflow, latencySummary } from './pollingN8n';
 import { draftingModel, replyAbout, startScriptedModel, type ScriptedModel } from './scriptedModel';
 import { getJson, listExecutions, postJson, sleep, type ExecutionSummary } from './support';
@@ -86,6 +87,9 @@ interface CrmRow {
 	trigger?: string;
 	status?: string;
 	updatedAt?: string;
+	/** The Message Trigger's payload.proposal.uid and notice. */
+	proposalUid?: string | null;
+	proposalNotice?: string | null;
 }
 const messageKey = (roomId: string, storyId: string) => `${roomId} ${storyId}`;
 const invitationKey = (uid: string, trigger: string, status: string) => `${uid} ${trigger} ${status}`;
@@ -102,7 +106,13 @@ function readingWorkflows(reading: number, label: string, samples: WorkflowToImp
 			sandboxOrigin,
 		});
 	return [
-		trigger('messages', 'client message', NODE_TYPES.messageTrigger, {}, 'roomId: $json.payload.chat.id, storyId: $json.message.storyId'),
+		trigger(
+			'messages',
+			'client message',
+			NODE_TYPES.messageTrigger,
+			{},
+			'roomId: $json.payload.chat.id, storyId: $json.message.storyId, proposalUid: $json.payload.proposal?.uid ?? null, proposalNotice: $json.notice ?? null',
+		),
 		trigger('invitations', 'invitation change', NODE_TYPES.invitationTrigger, { triggerOn: 'both' }, 'uid: $json.invite.uid, trigger: $json.trigger, status: $json.invite.status'),
 		trigger('proposals', 'proposal change', NODE_TYPES.proposalTrigger, { triggerOn: 'both' }, 'uid: $json.uid, updatedAt: $json.updatedAt, trigger: $json.trigger'),
 		...samples.map((sample) => ({ ...structuredClone(sample), id: workflowIdFor(reading, sample.id), name: `${sample.name} (${label})` })),
@@ -245,6 +255,29 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 		bids: string[];
 		/** Rooms that got only agency messages. */
 		quietRooms: string[];
+		/** When wave 2 began: the trigger has read the proposal list through by then. */
+		wave2Ms?: number;
+	}
+
+	/**
+	 * Each client message's payload.proposal against the sandbox's proposals now: a proposal whose
+	 * chatRoomId is the message's room (under every reading of vendorProposal.id), or none while the
+	 * trigger still read the list (its notice says so); in wave 2 the room's most recently updated one.
+	 */
+	function roomProposalsOf(rows: CrmRow[], fromMs: number, wave2Ms: number | undefined) {
+		const writtenAt = new Map(clientMessagesSince(fromMs).map((message) => [message.storyId, message.at]));
+		const wrongRoom: string[] = [];
+		const noneWithoutReason: string[] = [];
+		const notNewest: string[] = [];
+		for (const row of rows) {
+			const key = messageKey(row.roomId!, row.storyId!);
+			if (row.proposalUid) {
+				if (proposalOf(row.proposalUid)?.proposal.chatRoomId !== row.roomId) wrongRoom.push(`${key}: ${row.proposalUid}`);
+			} else if (!/still reading the agency's proposals/.test(row.proposalNotice ?? '')) noneWithoutReason.push(`${key}: ${row.proposalNotice}`);
+			const newest = proposalsOfRoom(sandbox.state, row.roomId!)[0]?.uid;
+			if (wave2Ms !== undefined && (writtenAt.get(row.storyId!) ?? 0) >= wave2Ms && row.proposalUid !== newest) notNewest.push(`${key}: ${row.proposalUid} (newest ${newest})`);
+		}
+		return { wrongRoom, noneWithoutReason, notNewest };
 	}
 
 	/** Everything one reading's workflows left, compared with what it made. */
@@ -280,6 +313,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 				byNoAutoReply: sent.filter((message) => !Object.values(REPLY_OPENINGS).some((opening) => message.message.startsWith(opening))).map((message) => message.message),
 				inQuietRooms: sent.filter((message) => made.quietRooms.includes(message.roomId)).map((message) => `${message.roomId}: ${message.message}`),
 			},
+			roomProposals: roomProposalsOf(rowsVia('messages'), fromMs, made.wave2Ms),
 			bids: {
 				notCancelled: made.bids.filter((id) => bidIntents.find((intent) => intent.id === id)?.status !== 'cancelled'),
 				cancelRequests: difference(made.bids.map((id) => `${id} 200`), cancels.map((request) => `${request.path.split('/').pop()} ${request.status}`)),
@@ -289,6 +323,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 	const expectedComparison = {
 		crm: { messages: NONE, invitations: NONE, proposals: NONE, proposalsSample: NONE },
 		replies: { polling: NONE, webhook: NONE, ai: NONE, byNoAutoReply: [], inQuietRooms: [] },
+		roomProposals: { wrongRoom: [], noneWithoutReason: [], notNewest: [] },
 		bids: { notCancelled: [], cancelRequests: NONE },
 	};
 	type Comparison = Awaited<ReturnType<typeof compare>>;
@@ -408,6 +443,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 
 				// Wave 2: rooms read before, a room that is no longer new, an invitation the trigger emitted.
 				stepAt = Date.now();
+				made.wave2Ms = stepAt;
 				await clientMessage({ roomId: twice.roomId });
 				await clientMessage({ roomId: newRoom });
 				await agencyMessage(far.roomId);

@@ -89,7 +89,7 @@ describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as 
 			event: 'chat.message.sent',
 			payload: { proposal: { uid: proposals[0].uid }, message: { text: 'Is the budget flexible?' }, chat: { id: 'room-005' } },
 			message: { storyId: sent.storyId, text: 'Is the budget flexible?' },
-			room: { id: 'room-005', proposalUid: proposals[0].uid, proposals, moreProposals: false, agencyMembers: agencyMembers.map(({ uid, name }) => ({ uid, name })) },
+			room: { id: 'room-005', proposalUid: proposals[0].uid, proposals, proposalsComplete: true, agencyMembers: agencyMembers.map(({ uid, name }) => ({ uid, name })) },
 		});
 		expect((item.room as IDataObject).replyAs).toEqual(proposals[0].freelancer);
 		expect(item.notice).toBeUndefined();

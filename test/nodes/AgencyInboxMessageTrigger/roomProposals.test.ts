@@ -63,11 +63,11 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 	/** The item's proposal part, against the sandbox's truth now. */
 	function expectProposalsOf(item: IDataObject & { room: IDataObject; payload: IDataObject }, roomId: string) {
 		const proposals = proposalsOfRoom(sandbox.state, roomId);
-		expect({ payload: item.payload.proposal, proposalUid: item.room.proposalUid, proposals: item.room.proposals, more: item.room.moreProposals, notice: item.notice }).toEqual({
+		expect({ payload: item.payload.proposal, proposalUid: item.room.proposalUid, proposals: item.room.proposals, complete: item.room.proposalsComplete, notice: item.notice }).toEqual({
 			payload: { uid: proposals[0].uid },
 			proposalUid: proposals[0].uid,
 			proposals: proposals.slice(0, 10),
-			more: proposals.length > 10,
+			complete: proposals.length <= 10,
 			notice: undefined,
 		});
 		expect(item.room.replyAs).toEqual(proposals[0].freelancer);
@@ -169,7 +169,7 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 		for (const { uid } of proposalsOfRoom(sandbox.state, roomId)) await change({ kind: 'relinkProposal', proposalUid: uid, roomId: null });
 		await clientMessage(roomId, 'Nobody here?');
 		const [item] = itemsOf(await messages.poll());
-		expect([item.payload.proposal, item.room.proposals, item.room.moreProposals]).toEqual([null, [], false]);
+		expect([item.payload.proposal, item.room.proposals, item.room.proposalsComplete]).toEqual([null, [], true]);
 		expect(item.notice).toMatch(/no proposal of this agency has this room as its chat room/);
 	});
 
