@@ -46,7 +46,7 @@ export interface ProposalLookup {
 export interface RoomProposalsState {
 	/** Absent until the first poll starts reading the proposal list. */
 	index?: ProposalIndexState;
-	/** Rooms whose `vendorProposal.id` was looked up while the index could not answer, by room id. */
+	/** Rooms whose `vendorProposal.id` was looked up while the full pass goes on, by room id. */
 	lookups?: Record<string, ProposalLookup>;
 }
 
@@ -155,7 +155,9 @@ export class RoomProposals {
 		} catch (error) {
 			index.failure = failureText(error);
 		}
-		return { index, ...(Object.keys(this.lookups).length > 0 ? { lookups: this.lookups } : {}) };
+		// Lookups are kept only while the full pass goes on: later, a room the index dropped is looked up
+		// afresh in each poll it gets a message (its proposal may have moved since).
+		return { index, ...(index.pass && Object.keys(this.lookups).length > 0 ? { lookups: this.lookups } : {}) };
 	}
 
 	/** Rule 5's full pass, resumed where the last poll stopped; a stale cursor (400) starts it over (in sweepProposals). */
@@ -166,8 +168,6 @@ export class RoomProposals {
 		delete index.failure;
 		if (sweep.complete) {
 			delete index.pass;
-			// From now on the index answers; a room it cannot answer for is looked up again.
-			this.lookups = {};
 			return;
 		}
 		index.pass = { cursor: sweep.nextCursor, read: (sweep.restarted ? 0 : pass.read) + sweep.records.length, total: sweep.total ?? pass.total };

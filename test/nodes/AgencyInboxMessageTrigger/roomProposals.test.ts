@@ -8,6 +8,7 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { AgencyInboxMessageTrigger } from '../../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
+import { MAX_PROPOSALS_KEPT } from '../../../nodes/AgencyInboxMessageTrigger/proposalIndex';
 import { MAX_PAGES_PER_POLL } from '../../../nodes/AgencyInboxMessageTrigger/roomProposal';
 import { forgetRefusedParameters, resetRequestBudgets } from '../../../nodes/shared/transport';
 import { SINGLE_READINGS, marketplaceProposalIdOf, startSandbox } from '../../../sandbox';
@@ -195,3 +196,51 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 		expectProposalsOf(itemsOf(await restarted.poll())[0], 'room-030');
 	});
 });
+
+describe.each(SINGLE_READINGS.filter(({ label }) => label === 'default' || label === 'vendorProposalId=marketplaceId').map(({ label, variants }) => [label, variants] as const))(
+	'more proposals than the Message Trigger keeps, reading %s',
+	(_label, variants) => {
+		let sandbox: Sandbox;
+
+		beforeAll(async () => {
+			// A room per proposal: past MAX_PROPOSALS_KEPT the rooms whose proposals changed longest ago are dropped.
+			sandbox = await startSandbox({ requestsPerMinute: 0, proposals: MAX_PROPOSALS_KEPT + 100, rooms: MAX_PROPOSALS_KEPT + 100, variants });
+			resetRequestBudgets();
+			forgetRefusedParameters();
+		});
+
+		afterAll(async () => {
+			await sandbox.close();
+		});
+
+		it('a message in a room it dropped gets the lookup of vendorProposal.id (confirmed, else none) and a notice, each time; a kept room its proposal', async () => {
+			const messages = new TriggerWorkflow({
+				type: 'agencyInboxMessageTrigger',
+				nodeType: new AgencyInboxMessageTrigger(),
+				parameters: {},
+				credentials: { agencyInboxApi: { apiKey: sandbox.apiKey, baseUrl: sandbox.url, requestsPerMinute: 10_000 } },
+			});
+			expect(await messages.poll()).toBeNull();
+			await untilProposalsRead(messages);
+			const newestOf = (roomId: string) => proposalsOfRoom(sandbox.state, roomId)[0]?.updatedAt ?? '';
+			const byNewest = sandbox.state.rooms.map((room) => room.roomId).sort((a, b) => (newestOf(a) < newestOf(b) ? 1 : -1));
+			const [kept, dropped] = [byNewest[0], byNewest[byNewest.length - 1]];
+			const lookupsOf = async () => ((await sandboxControl<{ data: RequestLogEntry[] }>(sandbox.origin, 'GET', 'requests')).data).filter((request) => request.path.includes('/v1/agency/proposals/')).length;
+			for (let round = 1; round <= 2; round++) {
+				await sandboxControl(sandbox.origin, 'POST', 'changes', { kind: 'clientMessage', roomId: kept, text: 'kept' });
+				await sandboxControl(sandbox.origin, 'POST', 'changes', { kind: 'clientMessage', roomId: dropped, text: 'dropped' });
+				const items = (await messages.poll())![0].map(({ json }) => json as IDataObject & { room: IDataObject; payload: IDataObject });
+				const [inKept, inDropped] = [kept, dropped].map((roomId) => items.find((item) => (item.payload as { chat: { id: string } }).chat.id === roomId)!);
+				expect(inKept.payload.proposal).toEqual({ uid: proposalsOfRoom(sandbox.state, kept)[0].uid });
+				expect(inKept.notice).toBeUndefined();
+				const named = proposalsOfRoom(sandbox.state, dropped)[0];
+				expect(inDropped.payload.proposal).toEqual(variants.vendorProposalId === 'proposalUid' ? { uid: named.uid } : null);
+				expect(inDropped.room.proposals).toBeNull();
+				expect(inDropped.notice).toMatch(new RegExp(`keeps at most ${MAX_PROPOSALS_KEPT} proposals`));
+				expect(await lookupsOf()).toBe(round);
+			}
+			const state = JSON.stringify(messageState(messages));
+			expect(state.length).toBeLessThan(250_000);
+		});
+	},
+);
