@@ -25,7 +25,7 @@ export interface MessageTriggerState {
 	 * up and a sweep may stop at the first room below the floor. Until then every sweep reads every page.
 	 */
 	roomsMoveOnMessages: boolean;
-	/** The rooms' proposals: the index by chatRoomId and the lookups made while it cannot answer (roomProposal.ts). */
+	/** The rooms' proposals: the index by chatRoomId and the lookups made while the full pass goes on (roomProposal.ts). */
 	proposals: RoomProposalsState;
 }
 
