@@ -6,8 +6,8 @@
  * sizes: the trigger asks for 100 proposals a page (`pageSize`, a parameter the spec does not name),
  * and the sandbox's own 20 where the service ignores it.
  *
- * Per case: the requests of the activation poll; the polls and requests of the full pass (rule 5's
- * bootstrap, at most 10 pages a poll); the minutes that takes at a poll every minute; a poll when nobody
+ * Per case: the requests of the activation poll; the polls after it and the requests of the full pass
+ * (rule 5's bootstrap, at most 10 pages a poll); the minutes that takes at a poll every minute; a poll when nobody
  * wrote and the poll after a client message, once the list is read through; the bytes of the node's
  * static data (under n8n's durable poll scheduler the poll cursor committed with every execution) and of
  * its proposals part, and the time to write and read it as JSON. With one room per proposal past 2,000
@@ -68,8 +68,8 @@ async function measure({ proposals, rooms, pageSize }: Case) {
 			return { items: emitted?.[0] ?? [], requests: await requests(sandbox) };
 		};
 		const activation = await poll();
-		let polls = 1;
-		let passRequests = activation.requests.filter((request) => request.path.endsWith('/v1/agency/proposals')).length;
+		let polls = 0;
+		let passRequests = 0;
 		while (!passDone(trigger)) {
 			const next = await poll();
 			polls++;
@@ -94,7 +94,7 @@ async function measure({ proposals, rooms, pageSize }: Case) {
 			activation: activation.requests.length,
 			polls,
 			passRequests,
-			minutes: polls, // one poll a minute: 1 + 10 requests each, within 20 a minute
+			minutes: polls, // one poll a minute after the activation: 1 + 10 requests each, within 20 a minute
 			idle: idle.requests.length,
 			message: message.requests.length,
 			messageProposal: (message.items[0]?.json.payload as IDataObject | undefined)?.proposal ? 'index' : 'none',
@@ -161,7 +161,7 @@ async function main() {
 		}
 	}
 	console.log(
-		'  activation: requests of the first poll (rooms and up to 10 pages of proposals); pass polls and req: polls and proposal-list requests until the list is read through (activation included);' +
+		'  activation: requests of the first poll (n8n awaits it; rooms only); pass polls and req: polls after it and their proposal-list requests until the list is read through;' +
 			' idle: a poll when nobody wrote, read through (target 1); after msg: the poll after a client message in the room whose proposal changed last (where payload.proposal came from);' +
 			' dropped room: the same in the room whose proposal changed first (index, a lookup of vendorProposal.id, or none); state: the node\'s static data; proposals: its proposals part; JSON ms: write and read it once',
 	);

@@ -17,7 +17,7 @@ import { OUTPUT_SCHEMAS, simplifiedProposal } from '../scripts/outputSchemas/sch
 import { TriggerWorkflow } from './helpers/engine';
 import { byId, control, credentialFor, jsonOf, runAgencyInbox, useSandbox } from './nodes/AgencyInbox/fixtures';
 import { deliver, triggerWith } from './nodes/AgencyInboxTrigger/webhookRequests';
-import { proposalsOfRoom, proposalsRead } from './nodes/AgencyInboxMessageTrigger/roomProposalsHelpers';
+import { proposalsOfRoom, untilProposalsRead } from './nodes/AgencyInboxMessageTrigger/roomProposalsHelpers';
 
 const currentSandbox = useSandbox();
 const actions: Record<string, ZodType> = OUTPUT_SCHEMAS.AgencyInbox;
@@ -108,7 +108,7 @@ describe('real outputs match the schemas', () => {
 		// A room that names a proposal, but no proposal has it as its chat room: payload.proposal is null, with a notice.
 		for (const record of sandbox.state.proposals) if (record.proposal.chatRoomId === second.roomId) record.proposal.chatRoomId = null;
 		expect(await trigger.poll()).toBeNull();
-		expect(proposalsRead(trigger)).toBe(true);
+		await untilProposalsRead(trigger);
 		await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: first.roomId, text: 'Can you start Monday?' });
 		await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: second.roomId, text: 'Please send an estimate.' });
 		await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: second.roomId, text: 'And your availability.' });

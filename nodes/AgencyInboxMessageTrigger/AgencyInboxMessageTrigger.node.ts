@@ -8,9 +8,9 @@ import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../shared/transpo
 import type { FetchProposalPage, ProposalPage } from '../shared/proposalSweep';
 import { clientMessageItem } from './clientMessageItem';
 import { messageTriggerProperties } from './description';
-import type { ClientMessage, MessageSources } from './pollMessages';
+import type { ClientMessage } from './pollMessages';
 import { bootstrapMessages, pollMessages } from './pollMessages';
-import { PROPOSALS_NOT_READ, RoomProposals } from './roomProposal';
+import { PROPOSALS_NOT_READ } from './roomProposal';
 import type { MessageTriggerState } from './state';
 import { isOlderMessageState, loadMessageState, saveMessageState } from './state';
 import type { FetchProposal, FetchRoomsPage, FetchStoriesPage, LoadMembers, Page, ProposalRow, RoomRow, StoryRow } from './types';
@@ -110,27 +110,23 @@ export class AgencyInboxMessageTrigger implements INodeType {
 			const sample = await sampleMessage(this);
 			return sample ? [[{ json: clientMessageItem(sample) }]] : null;
 		}
-		const sources: MessageSources = {
-			fetchRooms: roomsFetcher(this),
-			fetchStories: storiesFetcher(this),
-			loadMembers: membersLoader(this),
-			fetchProposal: proposalFetcher(this),
-			fetchProposalsPage: proposalsPageFetcher(this),
-			canContinue: pagingDeadline(this),
-		};
+		const fetchRooms = roomsFetcher(this);
 		const messages = await runGuardedPoll<MessageTriggerState, ClientMessage>(
 			this,
 			{
 				load: loadMessageState,
 				save: saveMessageState,
 				isOlder: isOlderMessageState,
-				// The activation also starts reading the proposals, so that rooms' proposals are known soon.
-				bootstrap: async () => {
-					const state = await bootstrapMessages(sources.fetchRooms);
-					return { ...state, proposals: await new RoomProposals(state.proposals, sources).advance() };
-				},
+				bootstrap: async () => await bootstrapMessages(fetchRooms),
 				poll: async (state) => {
-					const outcome = await pollMessages(state, sources);
+					const outcome = await pollMessages(state, {
+						fetchRooms,
+						fetchStories: storiesFetcher(this),
+						loadMembers: membersLoader(this),
+						fetchProposal: proposalFetcher(this),
+						fetchProposalsPage: proposalsPageFetcher(this),
+						canContinue: pagingDeadline(this),
+					});
 					return { state: outcome.state, changes: outcome.messages };
 				},
 			},

@@ -2,8 +2,8 @@
  * A room's proposals for the Message Trigger's items. The spec links a proposal to its room by the
  * proposal's `chatRoomId`; it does not say that a room's `vendorProposal.id` is a proposal's `uid`. So
  * the trigger keeps an index of the agency's proposals by `chatRoomId` (proposalIndex.ts), read with
- * the `updatedSince` procedure: at activation one full pass, at most MAX_PAGES_PER_POLL pages a poll;
- * then, in a poll that found client messages, one sweep of the changes since the last one (one request
+ * the `updatedSince` procedure: one full pass, at most MAX_PAGES_PER_POLL pages a poll, from the first
+ * poll after the activation's (n8n awaits that one before it reports the workflow published); then, in a poll that found client messages, one sweep of the changes since the last one (one request
  * in the usual case) before the index answers. Where it cannot answer (still reading, a failed read,
  * the room's proposals dropped to keep the state small) the room's `vendorProposal.id` is looked up and
  * taken only where the service confirms it as this room's; otherwise the item has no proposal, and its
@@ -120,7 +120,7 @@ export class RoomProposals {
 	async of(room: RoomRow): Promise<RoomProposalFinding> {
 		const index = this.index;
 		if (!index || index.pass) {
-			const progress = index?.pass ? `about ${index.pass.read} of ${index.pass.total ?? 'all'} read` : 'not started';
+			const progress = index?.pass ? `about ${index.pass.read} of ${index.pass.total ?? 'all'} read` : 'none read yet';
 			const failed = index?.failure ? `; the last read failed: ${index.failure}` : '';
 			return await this.fallback(room, `The trigger is still reading the agency's proposals to find each room's (${progress}; ${MAX_PAGES_PER_POLL} pages a poll${failed}), so room.proposals is null.`);
 		}

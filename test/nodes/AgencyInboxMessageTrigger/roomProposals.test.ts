@@ -74,8 +74,11 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 		expect(item.room.replyAs).toEqual(proposals[0].freelancer);
 	}
 
-	it('reads the proposal list at activation over several polls, at most 10 pages each, then each poll costs what it did', async () => {
+	it('reads the proposal list from the first poll after the activation on, at most 10 pages a poll, then each poll costs what it did', async () => {
 		const messages = trigger();
+		expect(await messages.poll()).toBeNull();
+		// The activation reads rooms only: n8n awaits it before it reports the workflow published.
+		expect(await proposalListRequests()).toEqual([]);
 		expect(await messages.poll()).toBeNull();
 		const pass = (await proposalListRequests()).filter((request) => request.query.updatedSince === undefined);
 		// Under "rejected" the page size is refused once and the request sent again without it.
@@ -176,6 +179,7 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 
 	it('a stale cursor (400) starts the full pass over, and it still reads every proposal', async () => {
 		const first = trigger();
+		expect(await first.poll()).toBeNull();
 		expect(await first.poll()).toBeNull();
 		// A cursor of the updatedSince ordering stands for one the service no longer accepts for the pass.
 		const answer = await fetch(`${sandbox.url}/v1/agency/proposals?updatedSince=2000-01-01T00:00:00Z`, { headers: { authorization: `Bearer ${sandbox.apiKey}` } });
