@@ -25,6 +25,7 @@ export const CHANGE_KINDS = [
 	'hire',
 	'status',
 	'newProposal',
+	'relinkProposal',
 	'clientMessage',
 	'agencyMessage',
 	'scheduleBid',
@@ -102,6 +103,13 @@ function setStatus(core: SandboxCore, body: Record<string, unknown>): ProposalRe
 	return record;
 }
 
+/** Makes the member take part in the room, as a proposal's freelancer takes part in its room. */
+function joinRoom(room: ChatRoom, member: Member): void {
+	if (room.roomUsers.some((p) => p.user.id === member.uid)) return;
+	room.roomUsers.push(memberParticipant(member));
+	room.numUsers = room.roomUsers.length;
+}
+
 /** A new proposal in `target` (by default the rooms take turns); its freelancer takes part in that room. */
 function newProposal(core: SandboxCore, target?: ChatRoom): ProposalRecord {
 	const { state, rng } = core;
@@ -122,11 +130,25 @@ function newProposal(core: SandboxCore, target?: ChatRoom): ProposalRecord {
 		room: { roomId: room.roomId, topic: room.topic, client: { organization: { id: room.organization?.id ?? `org-${number}` }, country: rng.int(0, 9) } },
 	});
 	state.proposals.push(record);
-	// The proposal's freelancer takes part in its room, as the seeded ones do.
-	if (!room.roomUsers.some((p) => p.user.id === freelancer.uid)) {
-		room.roomUsers.push(memberParticipant(freelancer));
-		room.numUsers = room.roomUsers.length;
+	joinRoom(room, freelancer);
+	return record;
+}
+
+/**
+ * A proposal linked to another chat room (`roomId`), or to none (`roomId: null`): a change, so its
+ * updatedAt moves. The room that named it keeps its vendorProposal, as the service may.
+ */
+function relinkProposal(core: SandboxCore, body: Record<string, unknown>): ProposalRecord {
+	const uid = stringField(body, 'proposalUid');
+	if (uid === undefined || !('roomId' in body)) throw new BadRequest('relinkProposal needs proposalUid and roomId (a room id, or null for none).');
+	const roomId = stringField(body, 'roomId') ?? null;
+	const record = findProposal(core, uid);
+	if (roomId !== null) {
+		const member = core.state.members.find((m) => m.uid === record.freelancer.uid);
+		if (member) joinRoom(findRoom(core, roomId), member);
 	}
+	record.proposal.chatRoomId = roomId;
+	record.proposal.updatedAt = changeTime(core, body);
 	return record;
 }
 
@@ -280,8 +302,12 @@ export function applyChange(core: SandboxCore, body: Record<string, unknown>): u
 			return appendResult(core, body, 'HIRED', (p) => !hasResult('HIRED')(p));
 		case 'status':
 			return setStatus(core, body);
-		case 'newProposal':
-			return newProposal(core);
+		case 'newProposal': {
+			const roomId = stringField(body, 'roomId');
+			return newProposal(core, roomId === undefined ? undefined : findRoom(core, roomId));
+		}
+		case 'relinkProposal':
+			return relinkProposal(core, body);
 		case 'clientMessage':
 			return clientMessage(core, body);
 		case 'agencyMessage':

@@ -47,6 +47,7 @@ export function busiestMinute(requests: RequestLogEntry[]): number {
 export interface CoreSettings {
 	seed: number;
 	proposals: number;
+	rooms: number;
 	pageSize: number;
 	maxPageSize: number;
 	/** The variants to start with; `SandboxCore.variants` holds the current ones. */
@@ -67,14 +68,14 @@ export class SandboxCore {
 		readonly limiter: RollingWindowLimiter,
 		readonly webhooks: WebhookSender,
 	) {
-		this.state = seedState(settings.seed, settings.proposals);
+		this.state = seedState(settings.seed, settings.proposals, settings.rooms);
 		this.rng = new Random(settings.seed ^ 0x5eed);
 		this.variants = { ...settings.variants };
 	}
 
 	/** Reseeds the data in place (so references to `state` stay valid) and clears logs, faults and rate counters; keeps the variants. */
 	reset(): void {
-		Object.assign(this.state, seedState(this.settings.seed, this.settings.proposals));
+		Object.assign(this.state, seedState(this.settings.seed, this.settings.proposals, this.settings.rooms));
 		this.rng = new Random(this.settings.seed ^ 0x5eed);
 		this.faults.length = 0;
 		this.requests.length = 0;

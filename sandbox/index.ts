@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { SandboxCore } from './core';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './pagination';
 import { RollingWindowLimiter } from './rateLimit';
+import { DEFAULT_ROOM_COUNT } from './seed';
 import { BASE_PATH, createRequestHandler } from './server';
 import { DEFAULT_SIMULATOR_INTERVAL_MS, Simulator } from './simulator';
 import type { SandboxState } from './types';
@@ -35,6 +36,8 @@ export interface SandboxOptions {
 	maxPageSize?: number;
 	/** Seeded proposal count (default 300; about 10% with updatedAt null). */
 	proposals?: number;
+	/** Seeded chat rooms (default 60): proposal i is linked to room i mod rooms, after the first of each room one in four to none. */
+	rooms?: number;
 	/** Multiplies the webhook retry schedule (default 1; tests use e.g. 0.001). */
 	webhookTimeScale?: number;
 	/** Activity simulator (default off); `true` = every 5 s. */
@@ -78,7 +81,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const apiKeys = ['sandbox-key-1', 'sandbox-key-2'];
 	const webhooks = new WebhookSender(signingSecret, options.webhookTimeScale ?? 1);
 	const limiter = new RollingWindowLimiter(options.requestsPerMinute ?? 20, options.rateLimitWindowMs);
-	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE, maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE, variants }, limiter, webhooks);
+	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, rooms: options.rooms ?? DEFAULT_ROOM_COUNT, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE, maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE, variants }, limiter, webhooks);
 	const simulator = new Simulator(core, seed);
 	const keyIds = new Map(apiKeys.map((key, i) => [key, `key-${i + 1}`]));
 

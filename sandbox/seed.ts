@@ -20,7 +20,8 @@ const DAY_MS = 86_400_000;
 const SEED_HISTORY_DAYS = 240;
 
 const MEMBER_COUNT = 12;
-const ROOM_COUNT = 60;
+/** Rooms seeded unless `startSandbox({rooms})` says otherwise. */
+export const DEFAULT_ROOM_COUNT = 60;
 const INVITATION_COUNT = 45;
 const BID_INTENT_COUNT = 30;
 
@@ -110,8 +111,8 @@ interface RoomPlan {
 	topic: string;
 }
 
-function planRooms(rng: Random, clients: ClientSeed[]): RoomPlan[] {
-	return Array.from({ length: ROOM_COUNT }, (_, i) => ({ roomId: roomIdOf(i + 1), client: clients[i % clients.length], topic: rng.pick(JOB_TOPICS) }));
+function planRooms(rng: Random, clients: ClientSeed[], roomCount: number): RoomPlan[] {
+	return Array.from({ length: roomCount }, (_, i) => ({ roomId: roomIdOf(i + 1), client: clients[i % clients.length], topic: rng.pick(JOB_TOPICS) }));
 }
 
 interface RoomSeed {
@@ -127,14 +128,18 @@ interface RoomSeed {
  * or one of the agency members, in turn.
  */
 function buildRooms(rng: Random, plans: RoomPlan[], proposals: ProposalRecord[], members: Member[], unauthorized: string[], nextStoryId: () => string): RoomSeed[] {
+	const linkedTo = new Map<string, ProposalRecord[]>();
+	for (const record of proposals) if (record.proposal.chatRoomId !== null) linkedTo.set(record.proposal.chatRoomId, [...(linkedTo.get(record.proposal.chatRoomId) ?? []), record]);
+	// Rooms 3 days apart (60 rooms over 180 days); more rooms closer together, within the same 180 days.
+	const spacingDays = Math.min(3, 180 / plans.length);
 	return plans.map((plan, i) => {
 		const { roomId, client, topic } = plan;
-		const linked = proposals.filter((p) => p.proposal.chatRoomId === roomId);
+		const linked = linkedTo.get(roomId) ?? [];
 		const roomMembers = members.filter((m) => linked.some((p) => p.freelancer.uid === m.uid));
 		if (roomMembers.length === 0) roomMembers.push(members[i % (members.length - unauthorized.length)]);
 		if (i % 10 === 2) roomMembers.push(...members.filter((m) => unauthorized.includes(m.uid) && !roomMembers.includes(m)));
 		const memberParticipants = roomMembers.map(memberParticipant);
-		const createdMs = SEED_HISTORY_END_MS - (SEED_HISTORY_DAYS - i * 3) * DAY_MS;
+		const createdMs = SEED_HISTORY_END_MS - Math.round((SEED_HISTORY_DAYS - i * spacingDays) * DAY_MS);
 		const stories: Story[] = [];
 		const storyCount = rng.int(3, 12);
 		let t = createdMs;
@@ -350,7 +355,7 @@ function buildProposals(rng: Random, count: number, members: Member[], unauthori
 		lastMs = Math.min(lastMs, SEED_HISTORY_END_MS - 1);
 		const updatedMs = predatesUpdatedAt ? null : lastMs + (results.length === 0 && rng.chance(0.5) ? 0 : rng.int(0, 3600) * 1000);
 		const status = results.some((r) => r.type === 'HIRED') ? 'ACTIVE' : i % 11 === 0 ? 'ARCHIVED' : PROPOSAL_STATUSES[0];
-		// Proposals are sent by authorized members. Each of the first ROOM_COUNT proposals has its room; of
+		// Proposals are sent by authorized members. Each of the first proposals, one per room, has its room; of
 		// the later ones every fourth has no chat room (the client never wrote).
 		const freelancer = authorized[i % authorized.length];
 		const plan = rooms[i % rooms.length];
@@ -440,11 +445,11 @@ function buildBidIntents(rng: Random, members: Member[]): BidIntent[] {
 	);
 }
 
-export function seedState(seed: number, proposalCount: number): SandboxState {
+export function seedState(seed: number, proposalCount: number, roomCount = DEFAULT_ROOM_COUNT): SandboxState {
 	const rng = new Random(seed);
 	const members = buildMembers(rng);
 	const unauthorizedFreelancers = [members[members.length - 1].uid];
-	const plans = planRooms(rng, buildClients(rng));
+	const plans = planRooms(rng, buildClients(rng), roomCount);
 	const proposals = buildProposals(rng, proposalCount, members, unauthorizedFreelancers, plans);
 	let storyCounter = 0;
 	const rooms = buildRooms(rng, plans, proposals, members, unauthorizedFreelancers, () => storyId(++storyCounter));
@@ -460,6 +465,6 @@ export function seedState(seed: number, proposalCount: number): SandboxState {
 		messages: [],
 		crm: [],
 		masterInboxActive: true,
-		counters: { proposal: proposalCount, story: storyCounter, bidIntent: BID_INTENT_COUNT, room: ROOM_COUNT, client: CLIENT_COUNT, invitation: INVITATION_COUNT },
+		counters: { proposal: proposalCount, story: storyCounter, bidIntent: BID_INTENT_COUNT, room: roomCount, client: CLIENT_COUNT, invitation: INVITATION_COUNT },
 	};
 }

@@ -17,6 +17,7 @@ import { OUTPUT_SCHEMAS, simplifiedProposal } from '../scripts/outputSchemas/sch
 import { TriggerWorkflow } from './helpers/engine';
 import { byId, control, credentialFor, jsonOf, runAgencyInbox, useSandbox } from './nodes/AgencyInbox/fixtures';
 import { deliver, triggerWith } from './nodes/AgencyInboxTrigger/webhookRequests';
+import { proposalsOfRoom, untilProposalsRead } from './nodes/AgencyInboxMessageTrigger/roomProposalsHelpers';
 
 const currentSandbox = useSandbox();
 const actions: Record<string, ZodType> = OUTPUT_SCHEMAS.AgencyInbox;
@@ -103,15 +104,17 @@ describe('real outputs match the schemas', () => {
 			parameters: {},
 			credentials: { agencyInboxApi: credentialFor(sandbox) },
 		});
-		expect(await trigger.poll()).toBeNull();
 		const [first, second] = sandbox.state.rooms;
-		// A room without a linked proposal (the spec allows vendorProposal null): payload.proposal is null.
-		second.vendorProposal = null;
+		// A room that names a proposal, but no proposal has it as its chat room: payload.proposal is null, with a notice.
+		for (const record of sandbox.state.proposals) if (record.proposal.chatRoomId === second.roomId) record.proposal.chatRoomId = null;
+		expect(await trigger.poll()).toBeNull();
+		await untilProposalsRead(trigger);
 		await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: first.roomId, text: 'Can you start Monday?' });
 		await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: second.roomId, text: 'Please send an estimate.' });
 		await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: second.roomId, text: 'And your availability.' });
 		const fired = (await trigger.poll())?.[0] ?? [];
-		expect(fired.map((item) => (item.json.payload as IDataObject).proposal)).toEqual([{ uid: first.vendorProposal!.id }, null, null]);
+		expect(fired.map((item) => (item.json.payload as IDataObject).proposal)).toEqual([{ uid: proposalsOfRoom(sandbox.state, first.roomId)[0].uid }, null, null]);
+		expect(fired.map((item) => item.json.notice === undefined)).toEqual([true, false, false]);
 		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxMessageTrigger.output, fired.map((item) => item.json));
 		const sample = (await trigger.poll('manual'))?.[0] ?? [];
 		expect(sample).toHaveLength(1);

@@ -6,10 +6,12 @@ import { triggerDescription } from '../shared/triggerDescription';
 import type { AgencyMember } from '../shared/roomPeople';
 import { isAgencyAuthor } from '../shared/roomPeople';
 import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../shared/serviceClient';
+import type { FetchProposalPage, ProposalPage } from '../shared/proposalSweep';
 import { clientMessageItem } from './clientMessageItem';
 import { messageTriggerProperties } from './description';
 import type { ClientMessage } from './pollMessages';
 import { bootstrapMessages, pollMessages } from './pollMessages';
+import { PROPOSALS_NOT_READ } from './roomProposal';
 import type { MessageTriggerState } from './state';
 import { isOlderMessageState, loadMessageState, saveMessageState } from './state';
 import type { FetchProposal, FetchRoomsPage, FetchStoriesPage, LoadMembers, Page, ProposalRow, RoomRow, StoryRow } from './types';
@@ -19,6 +21,7 @@ const ROOMS_PAGE_SIZE = '25';
 /** Page sizes the spec does not name a parameter for: sent for economy, dropped if the service refuses them. */
 const MESSAGES_PAGE_SIZE = '50';
 const MEMBERS_PAGE_SIZE = '100';
+const PROPOSALS_PAGE_SIZE = '100';
 
 function roomsFetcher(context: IPollFunctions): FetchRoomsPage {
 	return async (pageCursor) =>
@@ -59,6 +62,15 @@ function proposalFetcher(context: IPollFunctions): FetchProposal {
 	};
 }
 
+/** The proposal list, for the index of rooms' proposals (roomProposal.ts); the spec does not name its page-size parameter. */
+function proposalsPageFetcher(context: IPollFunctions): FetchProposalPage {
+	return async (query) =>
+		(await agencyInboxApiRequest.call(context, 'GET', '/v1/agency/proposals', {
+			qs: query as unknown as IDataObject,
+			optionalQs: { pageSize: PROPOSALS_PAGE_SIZE },
+		})) as unknown as ProposalPage;
+}
+
 /** Fetch Test Event: the newest room whose last message is a client's, as that message (no proposal lookup). */
 async function sampleMessage(context: IPollFunctions): Promise<ClientMessage | undefined> {
 	const page = await roomsFetcher(context)(undefined);
@@ -75,7 +87,7 @@ async function sampleMessage(context: IPollFunctions): Promise<ClientMessage | u
 			message: last.message ?? '',
 			createdAt: last.createdDateTime ?? room.lastStoryAt ?? '',
 		};
-		if (!isAgencyAuthor(story, room, members)) return { room, story, proposal: null, agencyMembers: [] };
+		if (!isAgencyAuthor(story, room, members)) return { room, story, proposal: PROPOSALS_NOT_READ, agencyMembers: [] };
 	}
 	return undefined;
 }
@@ -111,6 +123,7 @@ export class AgencyInboxMessageTrigger implements INodeType {
 						fetchStories: storiesFetcher(this),
 						loadMembers: membersLoader(this),
 						fetchProposal: proposalFetcher(this),
+						fetchProposalsPage: proposalsPageFetcher(this),
 						canContinue: pagingDeadline(this),
 						now: Date.now,
 					});

@@ -2,16 +2,15 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { AgencyMember } from '../shared/roomPeople';
 import type { ClientMessage } from './pollMessages';
-import type { RoomProposal } from './roomProposal';
-import { unconfirmedProposalNotice } from './roomProposal';
+import type { ProposalSummary } from './roomProposal';
 
 const person = (member: AgencyMember) => ({ uid: member.uid, name: member.name ?? null });
 
 /**
- * The agency member to reply as: the proposal's freelancer where the room's proposal is known and they
- * take part in the room, else the first agency member taking part, else the proposal's freelancer.
+ * The agency member to reply as: the room's proposal's freelancer where they take part in the room,
+ * else the first agency member taking part, else the proposal's freelancer.
  */
-function replyAs(proposal: RoomProposal | null, agencyMembers: AgencyMember[]): { uid: string; name: string | null } | null {
+function replyAs(proposal: ProposalSummary | null, agencyMembers: AgencyMember[]): { uid: string; name: string | null } | null {
 	const freelancer = proposal?.freelancer;
 	const taking = agencyMembers.find((member) => member.uid === freelancer?.uid) ?? agencyMembers[0];
 	if (taking) return person(taking);
@@ -23,8 +22,7 @@ function replyAs(proposal: RoomProposal | null, agencyMembers: AgencyMember[]): 
  * Agency Inbox Trigger's `chat.message.sent` item, so a workflow can switch between the webhook and
  * this trigger without changing its next nodes; the rest tells more than the webhook does.
  */
-export function clientMessageItem({ room, story, proposal, agencyMembers }: ClientMessage): IDataObject {
-	const notice = proposal === null ? unconfirmedProposalNotice(room) : undefined;
+export function clientMessageItem({ room, story, proposal: { proposal, proposals, proposalsComplete, notice }, agencyMembers }: ClientMessage): IDataObject {
 	return {
 		event: 'chat.message.sent',
 		timestamp: story.createdAt,
@@ -46,6 +44,8 @@ export function clientMessageItem({ room, story, proposal, agencyMembers }: Clie
 			topic: room.topic ?? null,
 			client: room.organization?.name ?? null,
 			proposalUid: proposal?.uid ?? null,
+			proposals: proposals as unknown as IDataObject[] | null,
+			proposalsComplete,
 			agencyMembers: agencyMembers.map(person),
 			replyAs: replyAs(proposal, agencyMembers),
 		},

@@ -6,17 +6,17 @@ import type { AgencyMember } from '../shared/roomPeople';
 import { agencyMembersIn, isAgencyAuthor } from '../shared/roomPeople';
 import { readMessagesAfter } from './newMessages';
 import { inLastMessageOrder, lastActivityOf, mayStopBelow, showsSameTimes } from './roomListOrder';
-import type { RoomProposal } from './roomProposal';
-import { proposalOfRoom } from './roomProposal';
+import type { RoomProposalFinding, RoomProposalSources } from './roomProposal';
+import { RoomProposals } from './roomProposal';
 import type { MessageTriggerState, RoomMark } from './state';
 import { MAX_ROOMS_KEPT } from './state';
-import type { FetchProposal, FetchRoomsPage, FetchStoriesPage, LoadMembers, Page, RoomRow, StoryRow } from './types';
+import type { FetchRoomsPage, FetchStoriesPage, LoadMembers, Page, RoomRow, StoryRow } from './types';
 
 export interface ClientMessage {
 	room: RoomRow;
 	story: StoryRow;
-	/** The room's proposal where the service confirmed it (its chatRoomId is this room), else null. */
-	proposal: RoomProposal | null;
+	/** The room's proposals as far as the trigger knows them (roomProposal.ts). */
+	proposal: RoomProposalFinding;
 	/** The agency members taking part in the room. */
 	agencyMembers: AgencyMember[];
 }
@@ -27,11 +27,10 @@ export interface MessagePollOutcome {
 	messages: ClientMessage[];
 }
 
-export interface MessageSources {
+export interface MessageSources extends RoomProposalSources {
 	fetchRooms: FetchRoomsPage;
 	fetchStories: FetchStoriesPage;
 	loadMembers: LoadMembers;
-	fetchProposal: FetchProposal;
 	canContinue: CanContinue;
 	/** The time now, in milliseconds (Date.now). */
 	now: () => number;
@@ -144,7 +143,7 @@ export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => n
  */
 export async function pollMessages(state: MessageTriggerState, sources: MessageSources): Promise<MessagePollOutcome> {
 	const rooms = { ...state.rooms };
-	const proposals = { ...state.proposals };
+	const proposals = new RoomProposals(state.proposals, sources);
 	const messages: ClientMessage[] = [];
 	const unmarkedLine = unmarkedLineOf(state);
 	const startedAt = sources.now();
@@ -169,7 +168,7 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 			if (read.messages.length > 0) members ??= await sources.loadMembers();
 			const fromClients = read.messages.filter((story) => !isAgencyAuthor(story, room, members ?? []));
 			if (fromClients.length > 0) {
-				const proposal = await proposalOfRoom(room, proposals, sources.fetchProposal);
+				const proposal = await proposals.of(room);
 				const agencyMembers = agencyMembersIn(room, members ?? []);
 				for (const story of fromClients) messages.push({ room, story, proposal, agencyMembers });
 			}
@@ -221,7 +220,7 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 			...roomsToKeep(rooms, state.forgotten),
 			listOutOfMessageOrder,
 			...(readAllPages ? { allPagesReadAt: new Date(startedAt).toISOString() } : state.allPagesReadAt === undefined ? {} : { allPagesReadAt: state.allPagesReadAt }),
-			proposals,
+			proposals: await proposals.advance(),
 		},
 		messages,
 	};

@@ -2,7 +2,8 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { Mark } from '../shared/marks';
 import { isMark } from '../shared/marks';
-import type { ProposalLookup } from './roomProposal';
+import type { RoomProposalsState } from './roomProposal';
+import { loadRoomProposals } from './roomProposal';
 
 /** What the trigger last read of one room: its newest message (any author) and the room's lastStoryId then. */
 export interface RoomMark extends Mark {
@@ -38,8 +39,8 @@ export interface MessageTriggerState {
 	listOutOfMessageOrder: boolean;
 	/** When a poll last read every page of the list, or the activation (ISO); absent (a state stored before it existed): the next poll does. */
 	allPagesReadAt?: string;
-	/** Rooms whose `vendorProposal.id` was looked up, by room id. */
-	proposals: Record<string, ProposalLookup>;
+	/** The rooms' proposals: the index by chatRoomId and the lookups made while the full pass goes on (roomProposal.ts). */
+	proposals: RoomProposalsState;
 }
 
 /** Most rooms kept; past it the rooms whose newest message read is oldest are dropped (see `forgotten`). */
@@ -47,8 +48,6 @@ export const MAX_ROOMS_KEPT = 2_000;
 
 const isRoomMark = (value: unknown): value is RoomMark =>
 	isMark(value) && ((value as RoomMark).last === null || typeof (value as RoomMark).last === 'string');
-
-const isLookup = (value: unknown): value is ProposalLookup => typeof (value as ProposalLookup)?.vendorId === 'string' && typeof (value as ProposalLookup).proposal === 'object';
 
 const isMarkOrNull = (value: unknown): value is Mark | null => value === null || isMark(value);
 
@@ -63,7 +62,6 @@ export function loadMessageState(staticData: IDataObject): MessageTriggerState |
 	if (!stored || typeof stored.seq !== 'number' || stored.floor === undefined || !isMarkOrNull(stored.floor)) return undefined;
 	const history = stored.history !== undefined && isMarkOrNull(stored.history) ? stored.history : stored.floor;
 	const rooms = Object.fromEntries(Object.entries(stored.rooms ?? {}).filter(([, room]) => isRoomMark(room)));
-	const proposals = Object.fromEntries(Object.entries(stored.proposals ?? {}).filter(([, lookup]) => isLookup(lookup)));
 	return {
 		seq: stored.seq,
 		history,
@@ -72,7 +70,7 @@ export function loadMessageState(staticData: IDataObject): MessageTriggerState |
 		rooms,
 		listOutOfMessageOrder: stored.listOutOfMessageOrder === true,
 		...(typeof stored.allPagesReadAt === 'string' && !Number.isNaN(Date.parse(stored.allPagesReadAt)) ? { allPagesReadAt: stored.allPagesReadAt } : {}),
-		proposals,
+		proposals: loadRoomProposals(stored.proposals),
 	};
 }
 

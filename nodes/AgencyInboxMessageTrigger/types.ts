@@ -24,7 +24,7 @@ export interface StoryRow {
 }
 
 export interface ProposalRow {
-	proposal?: { uid?: string; chatRoomId?: string | null };
+	proposal?: { uid?: string; status?: string; updatedAt?: string | null; chatRoomId?: string | null };
 	freelancer?: { uid?: string; name?: string } | null;
 }
 

@@ -14,7 +14,7 @@ import type { ChangeFilters, TriggerOn } from './classify';
 import { proposalTriggerProperties } from './description';
 import type { ProposalChange } from './pollChanges';
 import { findSampleChange, pollChanges } from './pollChanges';
-import type { FetchProposalPage, ProposalPage } from './types';
+import type { FetchProposalPage, ProposalPage } from '../shared/proposalSweep';
 import type { ProposalTriggerState } from './state';
 import { bootstrapProposalState, isOlderProposalState, loadProposalState, saveProposalState } from './state';
 

@@ -1,5 +1,5 @@
 import { latestResultEvent } from '../shared/simplifyProposal';
-import type { ProposalRecord } from './types';
+import type { ProposalRecord } from '../shared/proposalSweep';
 import type { Mark } from '../shared/marks';
 import { isAfter } from '../shared/marks';
 

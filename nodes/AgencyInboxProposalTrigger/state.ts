@@ -1,22 +1,11 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { Mark } from '../shared/marks';
-import { compareMarks, higherMark, isMark } from '../shared/marks';
+import { compareMarks, higherMark } from '../shared/marks';
+import type { WatermarkState } from '../shared/proposalWatermark';
+import { watermarkStateFrom } from '../shared/proposalWatermark';
 
-/** A sweep that ran out of poll time: where to resume and which part of the ordering it already took. */
-export interface PendingSweep {
-	cursor: string;
-	/** The highest row taken so far: the next watermark once the sweep completes. */
-	top?: Mark;
-	/** The lowest row taken so far: everything at or above it was emitted (or is newer, for the next sweep). */
-	floor?: Mark;
-}
-
-export interface ProposalTriggerState {
-	/** Highest `updatedAt` received from the service (never the clock, except the bootstrap value). */
-	watermark: Mark;
-	pending?: PendingSweep;
-}
+/** The Proposal Trigger keeps one watermark of the proposal list (nodes/shared/proposalWatermark.ts). */
+export type ProposalTriggerState = WatermarkState;
 
 /**
  * Spec rule 5 bootstraps with the clock noted before a full pass without `updatedSince`. The full pass
@@ -28,21 +17,9 @@ export function bootstrapProposalState(now: Date): ProposalTriggerState {
 	return { watermark: { at: now.toISOString(), uids: [] } };
 }
 
-function isPendingSweep(value: unknown): value is PendingSweep {
-	const pending = value as PendingSweep | undefined;
-	return (
-		typeof pending?.cursor === 'string' &&
-		(pending.top === undefined || isMark(pending.top)) &&
-		(pending.floor === undefined || isMark(pending.floor))
-	);
-}
-
 /** The state kept in the node's static data, or undefined before the first activation. */
 export function loadProposalState(staticData: IDataObject): ProposalTriggerState | undefined {
-	if (!isMark(staticData.watermark)) return undefined;
-	const state: ProposalTriggerState = { watermark: staticData.watermark };
-	if (isPendingSweep(staticData.pending)) state.pending = staticData.pending;
-	return state;
+	return watermarkStateFrom(staticData);
 }
 
 /**

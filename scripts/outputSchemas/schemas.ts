@@ -222,7 +222,9 @@ export const messageTriggerItem = z.strictObject({
 		proposal: z
 			.strictObject({ uid: z.string() })
 			.nullable()
-			.describe("the room's proposal, where the service confirms it (the proposal named by the room's vendorProposal.id has this room as its chatRoomId); else null"),
+			.describe(
+				"the room's proposal: the most recently updated of the proposals whose chatRoomId is this room; while the trigger cannot tell (see notice), the one the room's vendorProposal.id names where the service confirms it as this room's; else null",
+			),
 		message: z.strictObject({ text: z.string() }),
 		chat: z.strictObject({ id: z.string().describe('the room id') }),
 	}),
@@ -234,12 +236,29 @@ export const messageTriggerItem = z.strictObject({
 		topic: nullableString,
 		client: nullableString.describe("the room's organization name"),
 		proposalUid: nullableString.describe('payload.proposal.uid, or null'),
+		proposals: z
+			.array(
+				z.strictObject({
+					uid: z.string(),
+					status: nullableString,
+					updatedAt: dateTime.nullable(),
+					freelancer: agencyMemberRef.nullable().describe("the proposal's freelancer"),
+				}),
+			)
+			.nullable()
+			.describe('the proposals whose chatRoomId is this room, most recently updated first (at most 10); null while the trigger does not know them all (see notice)'),
+		proposalsComplete: z
+			.boolean()
+			.describe('whether room.proposals lists every proposal of the room: false past 10, where the trigger dropped older ones to keep its state small, and where room.proposals is null'),
 		agencyMembers: z.array(agencyMemberRef).describe('the agency members taking part in the room'),
 		replyAs: agencyMemberRef
 			.nullable()
-			.describe("whom to reply as: the proposal's freelancer where the room's proposal is confirmed, else the first agency member taking part in the room"),
+			.describe("whom to reply as: the freelancer of payload.proposal where they take part in the room, else the first agency member taking part in the room"),
 	}),
-	notice: z.string().optional().describe("why payload.proposal is null although the room names a proposal (the service does not confirm it as this room's)"),
+	notice: z
+		.string()
+		.optional()
+		.describe("why room.proposals is null (the trigger is still reading the agency's proposals, or could not read them) or payload.proposal is null although the room names a proposal"),
 });
 
 /** A new or changed invitation from the Invitation Trigger: why it fired, what the list showed before, the record. */

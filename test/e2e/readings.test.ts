@@ -44,6 +44,7 @@ import {
 import { ensureN8n, setPublished, startN8n, type RunJson, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
+import { proposalsOfRoom } from '../nodes/AgencyInboxMessageTrigger/roomProposalsHelpers';
 import { ArrivalWatcher, crmPollingWorkflow, latencySummary } from './pollingN8n';
 import { draftingModel, replyAbout, startScriptedModel, type ScriptedModel } from './scriptedModel';
 import { getJson, getN8nJson, listExecutions, postJson, sleep, type ExecutionSummary } from './support';
@@ -98,6 +99,9 @@ interface CrmRow {
 	trigger?: string;
 	status?: string;
 	updatedAt?: string;
+	/** The Message Trigger's payload.proposal.uid and notice. */
+	proposalUid?: string | null;
+	proposalNotice?: string | null;
 }
 const messageKey = (roomId: string, storyId: string) => `${roomId} ${storyId}`;
 const invitationKey = (uid: string, trigger: string, status: string) => `${uid} ${trigger} ${status}`;
@@ -114,7 +118,13 @@ function readingWorkflows(reading: number, label: string, samples: WorkflowToImp
 			sandboxOrigin,
 		});
 	return [
-		trigger('messages', 'client message', NODE_TYPES.messageTrigger, {}, 'roomId: $json.payload.chat.id, storyId: $json.message.storyId'),
+		trigger(
+			'messages',
+			'client message',
+			NODE_TYPES.messageTrigger,
+			{},
+			'roomId: $json.payload.chat.id, storyId: $json.message.storyId, proposalUid: $json.payload.proposal?.uid ?? null, proposalNotice: $json.notice ?? null',
+		),
 		trigger('invitations', 'invitation change', NODE_TYPES.invitationTrigger, { triggerOn: 'both' }, 'uid: $json.invite.uid, trigger: $json.trigger, status: $json.invite.status'),
 		trigger('proposals', 'proposal change', NODE_TYPES.proposalTrigger, { triggerOn: 'both' }, 'uid: $json.uid, updatedAt: $json.updatedAt, trigger: $json.trigger'),
 		...samples.map((sample) => ({ ...structuredClone(sample), id: workflowIdFor(reading, sample.id), name: `${sample.name} (${label})` })),
@@ -269,6 +279,35 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 		bids: string[];
 		/** Rooms that got only agency messages. */
 		quietRooms: string[];
+		/** When wave 2 began: the trigger has read the proposal list through by then. */
+		wave2Ms?: number;
+	}
+
+	/**
+	 * Each client message's payload.proposal against the sandbox's proposals now: a proposal whose
+	 * chatRoomId is the message's room (under every reading of vendorProposal.id); in wave 2, once no
+	 * proposal of those rooms changes any more, the room's most recently updated one. Where the item
+	 * names none, or not the most recent, its notice says why (the trigger still reads the proposal
+	 * list, or a slow poll had no time left to read the changes): that depends on timing, so it is
+	 * counted and printed, not failed.
+	 */
+	function roomProposalsOf(rows: CrmRow[], fromMs: number, wave2Ms: number | undefined) {
+		const writtenAt = new Map(clientMessagesSince(fromMs).map((message) => [message.storyId, message.at]));
+		const wrongRoom: string[] = [];
+		const unexplained: string[] = [];
+		const explained: string[] = [];
+		let newest = 0;
+		for (const row of rows) {
+			const key = messageKey(row.roomId!, row.storyId!);
+			if (row.proposalUid && proposalOf(row.proposalUid)?.proposal.chatRoomId !== row.roomId) wrongRoom.push(`${key}: ${row.proposalUid}`);
+			const inWave2 = wave2Ms !== undefined && (writtenAt.get(row.storyId!) ?? 0) >= wave2Ms;
+			const isNewest = row.proposalUid === proposalsOfRoom(sandbox.state, row.roomId!)[0]?.uid;
+			if (isNewest) newest++;
+			if (row.proposalUid && (!inWave2 || isNewest)) continue;
+			if (row.proposalNotice) explained.push(`${key}: ${row.proposalUid ?? 'none'}: ${row.proposalNotice.split(',')[0]}`);
+			else unexplained.push(`${key}: ${row.proposalUid ?? 'none'} without a notice`);
+		}
+		return { wrongRoom, unexplained, explained, newest, of: rows.length };
 	}
 
 	/** Everything one reading's workflows left, compared with what it made. */
@@ -304,6 +343,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 				byNoAutoReply: sent.filter((message) => !Object.values(REPLY_OPENINGS).some((opening) => message.message.startsWith(opening))).map((message) => message.message),
 				inQuietRooms: sent.filter((message) => made.quietRooms.includes(message.roomId)).map((message) => `${message.roomId}: ${message.message}`),
 			},
+			roomProposals: (({ wrongRoom, unexplained }) => ({ wrongRoom, unexplained }))(roomProposalsOf(rowsVia('messages'), fromMs, made.wave2Ms)),
 			bids: {
 				notCancelled: made.bids.filter((id) => bidIntents.find((intent) => intent.id === id)?.status !== 'cancelled'),
 				cancelRequests: difference(made.bids.map((id) => `${id} 200`), cancels.map((request) => `${request.path.split('/').pop()} ${request.status}`)),
@@ -313,6 +353,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 	const expectedComparison = {
 		crm: { messages: NONE, invitations: NONE, proposals: NONE, proposalsSample: NONE },
 		replies: { polling: NONE, webhook: NONE, ai: NONE, byNoAutoReply: [], inQuietRooms: [] },
+		roomProposals: { wrongRoom: [], unexplained: [] },
 		bids: { notCancelled: [], cancelRequests: NONE },
 	};
 	type Comparison = Awaited<ReturnType<typeof compare>>;
@@ -432,6 +473,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 
 				// Wave 2: rooms read before, a room that is no longer new, an invitation the trigger emitted.
 				stepAt = Date.now();
+				made.wave2Ms = stepAt;
 				await clientMessage({ roomId: twice.roomId });
 				await clientMessage({ roomId: newRoom });
 				await agencyMessage(far.roomId);
@@ -597,6 +639,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 		const messages = clientMessagesSince(fromMs).map((message) => ({ madeAt: message.at, arrivedAt: arrivals.firstSeen(`messages ${messageKey(message.roomId, message.storyId)}`) }));
 		const invitations = made.invitations.map((invitation) => ({ madeAt: invitation.at, arrivedAt: arrivals.firstSeen(`invitations ${invitation.key}`) }));
 		const proposals = [...made.proposalChangeTimes].map(([uid, at]) => ({ madeAt: at, arrivedAt: arrivals.firstSeen(`proposals ${uid}`) }));
+		const roomProposals = roomProposalsOf((await sandboxGet<CrmRow[]>('crm')).filter((row) => row.via === 'messages'), fromMs, made.wave2Ms);
 		process.stderr.write(
 			[
 				`reading ${label}: steps (ms) ${JSON.stringify(steps)}; CPU (s) n8n ${cpu.n8n.toFixed(1)}, test and sandbox ${cpu.test.toFixed(1)}`,
@@ -605,6 +648,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 				`  client messages: ${latencySummary(messages)}`,
 				`  invitation changes: ${latencySummary(invitations)}`,
 				`  proposal changes: ${latencySummary(proposals)}`,
+				`  payload.proposal: the room's most recent in ${roomProposals.newest} of ${roomProposals.of} items${roomProposals.explained.length ? `; with a notice: ${roomProposals.explained.join('; ')}` : ''}`,
 				`  runs: ${JSON.stringify(runs)}`,
 				...(announced.length ? [`  announced failures: ${JSON.stringify(announced)}`] : []),
 			].join('\n') + '\n',

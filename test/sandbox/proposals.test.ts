@@ -166,6 +166,38 @@ describe('sandbox proposals list', () => {
 		expect(byUpdated.body.data.map((r: any) => r.proposal.uid)).toEqual([uid]);
 	});
 
+	test('newProposal in a given room; relinkProposal moves a proposal to another room or to none, as a change', async () => {
+		const created = await ctl.post('/changes', { kind: 'newProposal', roomId: 'room-007' });
+		expect(created.body.data.proposal.chatRoomId).toBe('room-007');
+		const room = (id: string) => sandbox.state.rooms.find((candidate) => candidate.roomId === id)!;
+		const freelancer = created.body.data.freelancer.uid;
+		expect(room('room-007').roomUsers.some((participant) => participant.user.id === freelancer)).toBe(true);
+
+		const moved = await ctl.post('/changes', { kind: 'relinkProposal', proposalUid: 'prop-0003', roomId: 'room-009' });
+		expect(moved.body.data.proposal).toMatchObject({ uid: 'prop-0003', chatRoomId: 'room-009' });
+		expect(Date.parse(moved.body.data.proposal.updatedAt)).toBeGreaterThan(Date.parse(created.body.data.proposal.updatedAt));
+		expect(room('room-009').roomUsers.some((participant) => participant.user.id === moved.body.data.freelancer.uid)).toBe(true);
+		const byUpdated = await api.get('/v1/agency/proposals', { updatedSince: moved.body.data.proposal.updatedAt });
+		expect(byUpdated.body.data.map((r: any) => [r.proposal.uid, r.proposal.chatRoomId])).toEqual([['prop-0003', 'room-009']]);
+
+		const unlinked = await ctl.post('/changes', { kind: 'relinkProposal', proposalUid: 'prop-0003', roomId: null });
+		expect(unlinked.body.data.proposal.chatRoomId).toBeNull();
+		expect((await ctl.post('/changes', { kind: 'relinkProposal', proposalUid: 'prop-0003' })).status).toBe(400);
+		expect((await ctl.post('/changes', { kind: 'relinkProposal', proposalUid: 'prop-0003', roomId: 'room-none' })).status).toBe(400);
+	});
+
+	test('seeds as many rooms as asked, the proposals spread over them', async () => {
+		const many = await startSandbox({ requestsPerMinute: 0, proposals: 500, rooms: 400 });
+		try {
+			expect(many.state.rooms).toHaveLength(400);
+			const rooms = new Set(many.state.proposals.map((record) => record.proposal.chatRoomId));
+			expect(rooms.size).toBe(401); // every room, and none for one in four of the proposals past the 400th
+			expect(many.state.rooms.every((room) => Date.parse(room.createdAtDateTime) < Date.parse('2026-06-01T00:00:00.000Z'))).toBe(true);
+		} finally {
+			await many.close();
+		}
+	});
+
 	test('a cursor used with the other ordering or another status is rejected with 400 naming the ordering', async () => {
 		const plain = await api.get('/v1/agency/proposals');
 		const withSince = await api.get('/v1/agency/proposals', { updatedSince: '2000-01-01T00:00:00Z' });

@@ -75,7 +75,7 @@ describe('sandbox activity simulator', () => {
 
 	test('its mix has two client messages in one room between two polls (its recent changes count them), and answers to pending invitations', () => {
 		const seed = 20_240_601;
-		const core = new SandboxCore({ seed, proposals: 300, pageSize: 20, maxPageSize: 100, variants: DEFAULT_VARIANTS }, new RollingWindowLimiter(0), new WebhookSender('unused', 1));
+		const core = new SandboxCore({ seed, proposals: 300, rooms: 60, pageSize: 20, maxPageSize: 100, variants: DEFAULT_VARIANTS }, new RollingWindowLimiter(0), new WebhookSender('unused', 1));
 		const simulator = new Simulator(core, seed);
 		const storyCount = () => Object.values(core.state.stories).reduce((sum, stories) => sum + stories.length, 0);
 		const invitation = (uid: string) => core.state.invitations.find((candidate) => candidate.invite.uid === uid)!;

@@ -6,6 +6,7 @@ import { SINGLE_READINGS, startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
 import { sandboxControl } from '../../helpers/sandboxControl';
 import { LoopbackProxy } from '../AgencyInboxProposalTrigger/loopbackProxy';
+import { proposalsOfRoom, untilProposalsRead } from './roomProposalsHelpers';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -46,9 +47,11 @@ function triggerFor(sandbox: Sandbox, baseUrl = sandbox.url) {
 const texts = (result: INodeExecutionData[][] | null) =>
 	(result?.[0] ?? []).map(({ json }) => `${(json.payload as IDataObject & { chat: { id: string } }).chat.id}: ${(json.message as IDataObject).text}`);
 
+/** Activated, and the proposal list read through (the activation's full pass spans polls: roomProposals.test.ts). */
 async function activated(sandbox: Sandbox, baseUrl?: string) {
 	const trigger = triggerFor(sandbox, baseUrl);
 	expect(await trigger.poll()).toBeNull();
+	await untilProposalsRead(trigger);
 	return trigger;
 }
 
@@ -70,12 +73,6 @@ describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as 
 		await control(sandbox, 'DELETE', 'requests');
 	});
 
-	/** The room's proposal as the trigger may state it: only where the service confirms vendorProposal.id as a proposal of the room. */
-	const confirmedProposalOf = (roomId: string) => {
-		const room = sandbox.state.rooms.find((candidate) => candidate.roomId === roomId)!;
-		return variants.vendorProposalId === 'proposalUid' && room.vendorProposal ? { uid: room.vendorProposal.id } : null;
-	};
-
 	it('emits nothing historic at activation, then each new client message once, with the webhook item shape', async () => {
 		const trigger = await activated(sandbox);
 		expect(await trigger.poll()).toBeNull();
@@ -84,18 +81,17 @@ describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as 
 		expect(texts(result)).toEqual(['room-005: Is the budget flexible?']);
 		const item = result![0][0].json;
 		const room = sandbox.state.rooms.find((candidate) => candidate.roomId === 'room-005')!;
-		const proposal = confirmedProposalOf('room-005');
+		// Under every reading of vendorProposal.id: the room's most recently updated proposal by its chatRoomId.
+		const proposals = proposalsOfRoom(sandbox.state, 'room-005');
 		const agencyMembers = sandbox.state.members.filter((member) => room.roomUsers.some((participant) => participant.user.id === member.uid));
 		expect(item).toMatchObject({
 			event: 'chat.message.sent',
-			payload: { proposal, message: { text: 'Is the budget flexible?' }, chat: { id: 'room-005' } },
+			payload: { proposal: { uid: proposals[0].uid }, message: { text: 'Is the budget flexible?' }, chat: { id: 'room-005' } },
 			message: { storyId: sent.storyId, text: 'Is the budget flexible?' },
-			room: { id: 'room-005', proposalUid: proposal?.uid ?? null, agencyMembers: agencyMembers.map(({ uid, name }) => ({ uid, name })) },
+			room: { id: 'room-005', proposalUid: proposals[0].uid, proposals, proposalsComplete: true, agencyMembers: agencyMembers.map(({ uid, name }) => ({ uid, name })) },
 		});
-		const freelancer = sandbox.state.proposals.find((record) => record.proposal.uid === room.vendorProposal?.id)?.freelancer;
-		expect((item.room as IDataObject).replyAs).toEqual(proposal ? { uid: freelancer!.uid, name: freelancer!.name } : { uid: agencyMembers[0].uid, name: agencyMembers[0].name });
-		// A proposal the service does not confirm is said so in the item.
-		expect(item.notice === undefined).toBe(proposal !== null);
+		expect((item.room as IDataObject).replyAs).toEqual(proposals[0].freelancer);
+		expect(item.notice).toBeUndefined();
 		expect(await trigger.poll()).toBeNull();
 	});
 
@@ -116,7 +112,7 @@ describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as 
 		expect(await requestsTo(sandbox, '/v1/')).toBe(readsEveryPage ? Math.ceil(sandbox.state.rooms.length / 3) + 1 : 1);
 	});
 
-	it("looks a room's proposal up once, and sends no query parameter the service refused twice", async () => {
+	it('reads the proposals changed since the last sweep once per poll with client messages, looks nothing up, and sends no query parameter the service refused twice', async () => {
 		const trigger = await activated(sandbox);
 		await clientMessage(sandbox, { roomId: 'room-006', text: 'one' });
 		expect(texts(await trigger.poll())).toEqual(['room-006: one']);
@@ -124,8 +120,9 @@ describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as 
 		await clientMessage(sandbox, { roomId: 'room-009', text: 'three' });
 		expect(texts(await trigger.poll())).toEqual(['room-006: two', 'room-009: three']);
 		const requests = await requestsMade(sandbox);
-		const lookups = requests.filter((request) => request.path.includes('/v1/agency/proposals/'));
-		expect(lookups.map((request) => request.path.split('/').pop())).toHaveLength(2);
+		expect(requests.filter((request) => request.path.includes('/v1/agency/proposals/'))).toEqual([]);
+		const changesRead = requests.filter((request) => request.path.endsWith('/v1/agency/proposals') && request.query.updatedSince !== undefined && request.status === 200);
+		expect(changesRead).toHaveLength(2);
 		// A refused page size costs one 400 per endpoint, answered by the same request without it.
 		const refused = requests.filter((request) => request.status === 400);
 		expect(refused.every((request) => request.query.pageSize !== undefined)).toBe(true);

@@ -13,7 +13,7 @@ import type { RoomRow, StoryRow } from '../../../nodes/AgencyInboxMessageTrigger
 
 /** The sources of a service over a room list and its rooms' messages, where no author is an agency member but `member`. */
 function sourcesOver(fetchRooms: MessageSources['fetchRooms'], fetchStories: MessageSources['fetchStories'], now = () => Date.parse(at(0))): MessageSources {
-	return { fetchRooms, fetchStories, loadMembers: async () => [{ uid: 'member' }], fetchProposal: async () => undefined, canContinue: () => true, now };
+	return { fetchRooms, fetchStories, loadMembers: async () => [{ uid: 'member' }], fetchProposal: async () => undefined, fetchProposalsPage: async () => ({ data: [] }), canContinue: () => true, now };
 }
 
 it('a message the room row shows before the message list does arrives once the list shows it', async () => {

@@ -2,7 +2,7 @@ import type {
 	ProposalPage,
 	ProposalQuery,
 	ProposalRecord,
-} from '../../../nodes/AgencyInboxProposalTrigger/types';
+} from '../../../nodes/shared/proposalSweep';
 
 /** A tiny in-memory twin of GET /v1/agency/proposals?updatedSince for unit tests of the pure modules. */
 export class FakeProposalService {
@@ -49,7 +49,7 @@ export class FakeProposalService {
 			}
 			after = cursor;
 		}
-		const since = Date.parse(query.updatedSince);
+		const since = query.updatedSince === undefined ? -Infinity : Date.parse(query.updatedSince);
 		const position = (record: ProposalRecord) => [Date.parse(record.proposal.updatedAt!), record.proposal.uid] as const;
 		const isBefore = (a: readonly [number, string], b: readonly [number, string]) => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
 		const rows = [...this.records.values()]

@@ -3,7 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { classifyChange, classifySample, passesFilters } from '../../../nodes/AgencyInboxProposalTrigger/classify';
 import type { PollOptions } from '../../../nodes/AgencyInboxProposalTrigger/pollChanges';
 import { findSampleChange, pollChanges } from '../../../nodes/AgencyInboxProposalTrigger/pollChanges';
-import { sweepProposals } from '../../../nodes/AgencyInboxProposalTrigger/sweep';
+import { sweepProposals } from '../../../nodes/shared/proposalSweep';
 import type { ProposalTriggerState } from '../../../nodes/AgencyInboxProposalTrigger/state';
 import { bootstrapProposalState, loadProposalState, mergeWithStored, saveProposalState } from '../../../nodes/AgencyInboxProposalTrigger/state';
 import { FakeProposalService } from './fakeService';
