@@ -10,7 +10,8 @@ import type { WorkflowToImport } from '../../scripts/n8n/harness';
 import { signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { getJson, sleep, waitFor } from './support';
 
-export const ALREADY_ACCEPTED = 'Delivery already accepted; no second run';
+/** The trigger's answer to a delivery whose run ended; a delivery that starts a run is answered when its run has ended, 200 and no body. */
+export const ALREADY_RUN = 'Delivery already run; no second run';
 const REPLY_PREFIX = 'Auto-reply to delivery ';
 
 export interface BurstDelivery {
@@ -78,30 +79,39 @@ export interface DeliveryAnswer {
 	/** The status of the last attempt. */
 	status: number;
 	message?: string;
-	/** Attempts until a 200 (or the last one): under a burst n8n may answer 503 while its database is busy. */
+	/**
+	 * Attempts until a 200 (or the last one): under a burst n8n may answer 503 while its database is
+	 * busy, and the trigger answers 409 while another attempt's run of the same id goes on.
+	 */
 	attempts: number;
-	/** When the last attempt was answered (ms). */
+	/** When the first attempt was sent (ms). */
+	sentAt: number;
+	/** When the last attempt was answered (ms): once the delivery's run has ended. */
 	answeredAt: number;
 }
 
 /** Between attempts: the service's first retry comes 5 s after a failure (its later ones are minutes apart). */
 const RETRY_AFTER_MS = 5_000;
-const MAX_ATTEMPTS = 6;
+/** A sender as patient as these tests: attempts go on this long (the runs of a burst take minutes). */
+const GIVE_UP_AFTER_MS = 12 * 60_000;
 
 async function deliverUntilAccepted(webhookUrl: string, signingSecret: string, delivery: BurstDelivery): Promise<DeliveryAnswer> {
+	const sentAt = Date.now();
 	for (let attempt = 1; ; attempt++) {
 		// Each attempt is signed anew, as the service signs each retry (same id, fresh timestamp).
 		const request = signedDelivery(webhookUrl, signingSecret, 'chat.message.sent', { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } }, delivery.deliveryId);
 		const response = await fetch(request.url, { method: 'POST', headers: { 'content-type': 'application/json', ...request.headers }, body: request.body });
 		const { message } = (await response.json().catch(() => ({}))) as { message?: string };
-		if (response.status === 200 || attempt === MAX_ATTEMPTS) return { deliveryId: delivery.deliveryId, status: response.status, message, attempts: attempt, answeredAt: Date.now() };
+		if (response.status === 200 || Date.now() > sentAt + GIVE_UP_AFTER_MS) {
+			return { deliveryId: delivery.deliveryId, status: response.status, message, attempts: attempt, sentAt, answeredAt: Date.now() };
+		}
 		await sleep(RETRY_AFTER_MS);
 	}
 }
 
 /**
  * Posts each delivery `spacingMs` after the previous one, without waiting for answers in between; a
- * delivery not answered 200 is sent again like the service's retries do.
+ * delivery not answered 200 is sent again 5 s later, like the service's first retry, until it is.
  */
 export async function postBurst(webhookUrl: string, signingSecret: string, deliveries: BurstDelivery[], spacingMs: number): Promise<DeliveryAnswer[]> {
 	const answers: Array<Promise<DeliveryAnswer>> = [];

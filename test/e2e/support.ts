@@ -2,6 +2,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { nodeOutputJson, type RunJson, type RunningN8n } from '../../scripts/n8n/harness';
+
 export async function getJson<T>(url: string, headers: Record<string, string> = {}): Promise<T> {
 	const response = await fetch(url, { headers });
 	if (!response.ok) throw new Error(`GET ${url}: ${response.status} ${await response.text()}`);
@@ -86,6 +88,9 @@ export interface ExecutionSummary {
 	workflowId: string;
 	status: string;
 	finished?: boolean;
+	/** webhook, manual (the Test URL), retry, … */
+	mode?: string;
+	retryOf?: string | null;
 }
 
 /**
@@ -113,4 +118,27 @@ export async function listExecutions(n8nUrl: string, headers: Record<string, str
 /** Executions that are neither running nor waiting. */
 export function finishedExecutions(executions: ExecutionSummary[]): ExecutionSummary[] {
 	return executions.filter((execution) => !['new', 'running', 'waiting'].includes(execution.status));
+}
+
+/** n8n's REST API sends a run's data in the `flatted` format: a JSON array whose strings are indexes into it. */
+function unflatten(text: string): unknown {
+	const entries = JSON.parse(text) as unknown[];
+	const revived = new Map<number, unknown>();
+	const revive = (index: number): unknown => {
+		if (revived.has(index)) return revived.get(index);
+		const entry = entries[index];
+		if (typeof entry !== 'object' || entry === null) return entry;
+		const copy: Record<string, unknown> = Array.isArray(entry) ? ([] as unknown as Record<string, unknown>) : {};
+		revived.set(index, copy);
+		for (const [key, value] of Object.entries(entry)) copy[key] = typeof value === 'string' ? revive(Number(value)) : value;
+		return copy;
+	};
+	return revive(0);
+}
+
+/** The items a node output in a run that n8n recorded (the editor's own REST endpoint). */
+export async function recordedOutput(n8n: RunningN8n, executionId: string, nodeName: string): Promise<Array<Record<string, unknown>>> {
+	const { data } = await getJson<{ data: { data: string } }>(`${n8n.url}/rest/executions/${executionId}`, n8n.restHeaders);
+	// The recorded data is the run's `data` (IRunExecutionData).
+	return nodeOutputJson({ data: unflatten(data.data) } as RunJson, nodeName);
 }
