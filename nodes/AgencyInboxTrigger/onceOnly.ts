@@ -9,12 +9,14 @@
  * deactivated.
  *
  * What one process keeps per trigger node, at its Production URL (key: workflow, node, production):
- * - finished: ids whose run has ended. Learned from n8n's answer to the delivery (in a process that runs
- *   the deliveries it accepts, n8n's default setup: any answer; in a process that does not, a webhook
- *   process of queue mode: a 200 only, because n8n answers a failed run and a run whose worker was
- *   killed alike, with a 500), and from the node's static data, which n8n reads from its database for
- *   every request and writes at the end of every run that changed it, failed runs included.
- * - running: ids accepted here that n8n has not answered yet (at most RUNNING_BELIEF_MS).
+ * - finished: ids whose run has ended. Learned from n8n's answer to the delivery (any answer when the
+ *   run's trigger step ran in this process, n8n's default setup; else, in a webhook process of queue
+ *   mode, a 200 only, because n8n answers a failed run and a run whose worker was killed alike, with a
+ *   500, and a run n8n could not start at all with a 500 too), and from the node's static data, which
+ *   n8n reads from its database for every request and writes at the end of every run that changed it,
+ *   failed runs included.
+ * - running: ids accepted here that n8n has not answered yet (at most RUNNING_BELIEF_MS), and of those
+ *   the ones whose run's trigger step ran here.
  * - attempts: ids whose earlier runs n8n answered with an error here (queue mode), how many.
  *
  * 1. Accept, in webhook(). An id that is finished is answered 200 "already run", no run. A running id
@@ -117,6 +119,8 @@ interface TriggerState {
 	finished: DeliveryLog;
 	/** Ids accepted here whose answer n8n has not sent: accepted at (ms). */
 	running: Map<string, number>;
+	/** Of those, the ids whose run's trigger step ran in this process: any answer then means the run ended. */
+	ranHere: Set<string>;
 	/** Ids whose earlier runs n8n answered with an error here: how many. */
 	attempts: Map<string, number>;
 	/** Ids whose claim runs in this process now: a second run of one stops at once. */
@@ -126,7 +130,7 @@ interface TriggerState {
 	/** Calls waiting for the next batch to the store row, and whether a batch is under way. */
 	pendingCalls: PendingCall[];
 	calling: boolean;
-	/** This process runs the deliveries it accepts (default setup): any answer means the run ended. */
+	/** This process runs the deliveries it accepts (default setup): their runs need no carried ids. */
 	runsOwnDeliveries: boolean;
 	/** The hour of the last warning about forgotten ids. */
 	warnedHour: number;
@@ -154,6 +158,7 @@ function stateOf(context: IWebhookFunctions | IExecuteFunctions): TriggerState {
 		state = {
 			finished: new DeliveryLog(),
 			running: new Map(),
+			ranHere: new Set(),
 			attempts: new Map(),
 			claiming: new Set(),
 			pendingCalls: [],
@@ -214,7 +219,8 @@ function watchAnswer(response: WatchedResponse, onAnswer: (status: number | unde
 
 function answerEnded(state: TriggerState, deliveryId: string, status: number | undefined, nowMs: number): void {
 	state.running.delete(deliveryId);
-	if (status !== undefined && (state.runsOwnDeliveries || (status >= 200 && status < 300))) {
+	const ranHere = state.ranHere.delete(deliveryId);
+	if (status !== undefined && (ranHere || (status >= 200 && status < 300))) {
 		state.finished.add(deliveryId, nowMs);
 		state.attempts.delete(deliveryId);
 		return;
@@ -228,7 +234,11 @@ function answerEnded(state: TriggerState, deliveryId: string, status: number | u
 
 /** Ids n8n never answered (a response that neither finished nor closed) are let go after RUNNING_BELIEF_MS. */
 function forgetStaleRunning(state: TriggerState, nowMs: number): void {
-	for (const [deliveryId, acceptedAt] of state.running) if (acceptedAt <= nowMs - RUNNING_BELIEF_MS) state.running.delete(deliveryId);
+	for (const [deliveryId, acceptedAt] of state.running) {
+		if (acceptedAt > nowMs - RUNNING_BELIEF_MS) continue;
+		state.running.delete(deliveryId);
+		state.ranHere.delete(deliveryId);
+	}
 }
 
 export type Acceptance =
@@ -315,6 +325,7 @@ export async function claimRuns(context: IExecuteFunctions, received: INodeExecu
 	if (notes.length > 0 && notes.every((note) => note?.by === PROCESS_TOKEN)) {
 		state.runsOwnDeliveries = true;
 		owned = new Set(ids);
+		for (const deliveryId of ids) if (state.running.has(deliveryId)) state.ranHere.add(deliveryId);
 	} else {
 		owned = await claimElsewhere(context, state, ids, attemptsOf(received, notes), nowMs);
 	}

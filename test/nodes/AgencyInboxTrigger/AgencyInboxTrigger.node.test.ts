@@ -202,6 +202,16 @@ describe('Agency Inbox Trigger: acknowledged once its run ended, one run per del
 		expect(await deliver(restarted, retryOf('msg_failed'))).toMatchObject({ status: 200, items: undefined });
 	});
 
+	it('runs a delivery on the service\'s retry when n8n answered it 500 without starting its run', async () => {
+		const trigger = triggerWith({}, secrets, {}, 'run-not-started');
+		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: 'msg_ran_before' }))).items).toHaveLength(1);
+		const response = new RecordedResponse();
+		expect((await receive(trigger, signedRequest(body, productionSecret, { id: 'msg_not_started' }), response)).workflowData).toBeDefined();
+		// n8n could not start the run (its database refused the execution, say) and answered 500.
+		response.writeHead(500).end('{"message":"There was a problem executing the workflow"}');
+		expect((await deliver(trigger, retryOf('msg_not_started'))).items).toEqual([expect.objectContaining({ deliveryId: 'msg_not_started' })]);
+	});
+
 	it('starts one run for two overlapping deliveries of one id in one process', async () => {
 		const trigger = triggerWith({}, secrets);
 		const delivery = signedRequest(body, productionSecret, { id: 'msg_overlap' });
