@@ -2,9 +2,10 @@
  * Oldest first: a burst of 30 chat deliveries into the chat auto-reply (trigger → Get Proposal → Send
  * Message, two requests a run) with the service at 20 requests a minute per key, in a real n8n's default
  * setup and in queue mode (a main, 2 workers, a webhook process; Processes Sharing This Key = 2). Prints
- * the mean time from a delivery's 200 to its reply beside the oldest-first schedule over the same
- * request times (the k-th accepted delivery answered by the 2k-th request, not before it was accepted),
- * and how many replies came after a reply to a later delivery. In queue mode also what the claim across
+ * the mean time from a delivery's sending to its reply beside the oldest-first schedule over the same
+ * request times (the k-th delivery answered by the 2k-th request, not before it was sent), how many
+ * replies came after a reply to a later delivery, and when the deliveries were answered (the trigger
+ * answers 200 once a delivery's run has ended). In queue mode also what the claim across
  * processes costs: the median duration of a run of the trigger alone on a worker beside a run of n8n's
  * Webhook node alone. Prints; never fails.
  *
@@ -41,6 +42,9 @@ const ALONE = { trigger: 'benchAloneTrig01', webhookNode: 'benchAloneHook01', tr
 const REPLY_WAIT_MS = 10 * 60_000;
 
 interface Fairness {
+	/** From a delivery's sending to its 200 (its run's end): median and last. */
+	answeredMedianMs?: number;
+	answeredLastMs?: number;
 	meanMs: number;
 	oldestFirstMs: number;
 	outOfOrder: number;
@@ -85,11 +89,16 @@ async function burstAndReplies(webhookUrl: string, sandbox: Sandbox, prefix: str
 		replies = await firstReplyTimes(sandbox.origin);
 	}
 	const requests = (await getJson<{ data: RequestLogEntry[] }>(`${sandbox.origin}/_sandbox/requests`)).data.slice(requestsBefore);
-	return fairness(
-		answers.map((answer) => ({ deliveryId: answer.deliveryId, at: answer.answeredAt })),
-		replies,
-		requests.filter((request) => request.status !== 429).map((request) => Date.parse(request.at)),
-	);
+	const answered = answers.map((answer) => answer.answeredAt - answer.sentAt).sort((a, b) => a - b);
+	return {
+		...fairness(
+			answers.map((answer) => ({ deliveryId: answer.deliveryId, at: answer.sentAt })),
+			replies,
+			requests.filter((request) => request.status !== 429).map((request) => Date.parse(request.at)),
+		),
+		answeredMedianMs: median(answered),
+		answeredLastMs: answered[answered.length - 1],
+	};
 }
 
 function describe(setup: string, result: Fairness): string {
@@ -97,7 +106,8 @@ function describe(setup: string, result: Fairness): string {
 	return (
 		`  ${setup}: mean delivery to reply ${(result.meanMs / 1000).toFixed(1)} s, oldest first ${(result.oldestFirstMs / 1000).toFixed(1)} s: ` +
 		`${ratio.toFixed(2)} (target <= ${TARGET_RATIO}: ${ratio <= TARGET_RATIO ? 'MET' : 'NOT MET'}); ${result.outOfOrder} replies out of order; ` +
-		`last reply ${(result.lastReplyMs / 1000).toFixed(0)} s after the first acceptance (the limiter's floor ${result.floorMs / 1000} s)`
+		`last reply ${(result.lastReplyMs / 1000).toFixed(0)} s after the first delivery (the limiter's floor ${result.floorMs / 1000} s); ` +
+		`answered 200 ${((result.answeredMedianMs ?? 0) / 1000).toFixed(1)} s (median) and ${((result.answeredLastMs ?? 0) / 1000).toFixed(1)} s (last) after sending`
 	);
 }
 

@@ -1,7 +1,8 @@
 /**
  * `npm run sandbox [-- --port 5680] [--simulate [intervalMs]] [--variants '{"roomSort":"lastClientMessageAt"}']`:
  * runs the sandbox for people and demos.
- * Env: SANDBOX_PORT, SANDBOX_RPM (requests per minute), SANDBOX_WEBHOOK_TIME_SCALE, SANDBOX_VARIANTS (JSON, as --variants).
+ * Env: SANDBOX_PORT, SANDBOX_RPM (requests per minute), SANDBOX_WEBHOOK_TIME_SCALE, SANDBOX_WEBHOOK_ANSWER_TIMEOUT_MS,
+ * SANDBOX_VARIANTS (JSON, as --variants).
  */
 import { DEFAULT_VARIANTS, startSandbox, type SandboxVariants } from './index';
 
@@ -27,12 +28,14 @@ async function main(): Promise<void> {
 	const simulateArg = argValue(args, '--simulate');
 	const rpm = argValue(args, '--rpm') || process.env.SANDBOX_RPM;
 	const timeScale = process.env.SANDBOX_WEBHOOK_TIME_SCALE;
+	const answerTimeoutMs = process.env.SANDBOX_WEBHOOK_ANSWER_TIMEOUT_MS;
 	// startSandbox checks the fields and values.
 	const variants = parseVariants(argValue(args, '--variants') || process.env.SANDBOX_VARIANTS);
 	const sandbox = await startSandbox({
 		port,
 		requestsPerMinute: rpm ? Number(rpm) : undefined,
 		webhookTimeScale: timeScale ? Number(timeScale) : undefined,
+		webhookAnswerTimeoutMs: answerTimeoutMs ? Number(answerTimeoutMs) : undefined,
 		simulator: simulateArg === undefined ? false : simulateArg === '' ? true : { intervalMs: Number(simulateArg) },
 		variants,
 	});

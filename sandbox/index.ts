@@ -40,6 +40,8 @@ export interface SandboxOptions {
 	rooms?: number;
 	/** Multiplies the webhook retry schedule (default 1; tests use e.g. 0.001). */
 	webhookTimeScale?: number;
+	/** How long a webhook attempt waits for the answer before it counts as failed (default 15 000 ms, not scaled). */
+	webhookAnswerTimeoutMs?: number;
 	/** Activity simulator (default off); `true` = every 5 s. */
 	simulator?: boolean | { intervalMs: number };
 	seed?: number;
@@ -79,7 +81,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const seed = options.seed ?? DEFAULT_SEED;
 	const signingSecret = signingSecretFor(seed);
 	const apiKeys = ['sandbox-key-1', 'sandbox-key-2'];
-	const webhooks = new WebhookSender(signingSecret, options.webhookTimeScale ?? 1);
+	const webhooks = new WebhookSender(signingSecret, options.webhookTimeScale ?? 1, options.webhookAnswerTimeoutMs);
 	const limiter = new RollingWindowLimiter(options.requestsPerMinute ?? 20, options.rateLimitWindowMs);
 	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, rooms: options.rooms ?? DEFAULT_ROOM_COUNT, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE, maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE, variants }, limiter, webhooks);
 	const simulator = new Simulator(core, seed);

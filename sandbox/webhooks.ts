@@ -9,7 +9,11 @@ import { Webhook } from 'standardwebhooks';
 /** Waits before attempts 2..7, in seconds: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h. */
 export const RETRY_DELAYS_SECONDS = [5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600];
 export const EXHAUSTED_EVENT = 'message.attempt.exhausted';
-const ATTEMPT_TIMEOUT_MS = 15_000;
+/**
+ * How long an attempt waits for the answer before it counts as failed. The spec names none; Standard
+ * Webhooks senders (Svix) wait 15 s, so that is assumed.
+ */
+export const DEFAULT_ANSWER_TIMEOUT_MS = 15_000;
 
 export interface WebhookEndpoint {
 	id: string;
@@ -44,6 +48,8 @@ export class WebhookSender {
 	constructor(
 		private readonly defaultSecret: string,
 		public timeScale: number,
+		/** Not scaled: an answer takes as long as the receiver's run, whatever the schedule's scale. */
+		public answerTimeoutMs = DEFAULT_ANSWER_TIMEOUT_MS,
 	) {}
 
 	register(url: string, secret?: string): WebhookEndpoint {
@@ -114,7 +120,7 @@ export class WebhookSender {
 				{
 					method: 'POST',
 					agent: false,
-					timeout: ATTEMPT_TIMEOUT_MS,
+					timeout: this.answerTimeoutMs,
 					headers: {
 						'content-type': 'application/json',
 						'content-length': Buffer.byteLength(message.body),
@@ -134,7 +140,7 @@ export class WebhookSender {
 				this.inFlight.delete(req);
 				resolve(outcome);
 			};
-			req.on('timeout', () => req.destroy(new Error(`no answer within ${ATTEMPT_TIMEOUT_MS} ms`)));
+			req.on('timeout', () => req.destroy(new Error(`no answer within ${this.answerTimeoutMs} ms`)));
 			req.on('error', (error) => finish({ error: error.message || String(error) }));
 			this.inFlight.add(req);
 			req.end(message.body);

@@ -13,7 +13,7 @@ import { releaseNode } from '../shared/processMemory';
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
 import { isEventSelected } from './envelope';
-import { acceptDelivery, claimRuns, releaseTrigger } from './onceOnly';
+import { acceptDelivery, claimRuns, registerTrigger, releaseTrigger, type WatchedResponse } from './onceOnly';
 import { isServiceSender } from './senderAllowlist';
 import { verifyWithCredential } from './signingSecret';
 
@@ -22,7 +22,7 @@ interface TriggerOptions {
 	onlyServiceSenders?: boolean;
 }
 
-interface PlainResponse {
+interface PlainResponse extends WatchedResponse {
 	writeHead(status: number, headers: Record<string, string>): unknown;
 	end(body: string): unknown;
 }
@@ -34,7 +34,7 @@ function refuse(response: PlainResponse, status: number, message: string): IWebh
 	return { noWebhookResponse: true };
 }
 
-/** A 200 that starts no run: for replays and events the node does not listen to. */
+/** A 200 that starts no run: for deliveries whose run ended and events the node does not listen to. */
 function acknowledgeWithoutRun(message: string): IWebhookResponseData {
 	return { webhookResponse: { message } };
 }
@@ -59,10 +59,10 @@ export class AgencyInboxTrigger implements INodeType {
 			{
 				name: 'default',
 				httpMethod: 'POST',
-				responseMode: 'onReceived',
-				// Empty, not absent: n8n's default ('firstEntryJson') would be sent as the literal body.
-				// With none, n8n answers with the webhookResponse that webhook() returns.
-				responseData: '',
+				// n8n answers a delivery that starts a run when the run has ended: 200 (empty) once it did,
+				// 500 when it failed. A run cut by a crash is never answered 200, so the service re-delivers it.
+				responseMode: 'lastNode',
+				responseData: 'noData',
 				path: 'webhook',
 			},
 		],
@@ -145,9 +145,10 @@ export class AgencyInboxTrigger implements INodeType {
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
 				await assertReadyToReceive.call(this);
+				registerTrigger(this);
 				return true;
 			},
-			// Runs when the workflow is deactivated: only what this process keeps is let go.
+			// Runs when the workflow is deactivated, and when a listening session ends: only what this process keeps is let go.
 			async delete(this: IHookFunctions): Promise<boolean> {
 				releaseTrigger(this);
 				// n8n's call does not say in every version which URL it ends: both URLs' entries go.
@@ -180,12 +181,13 @@ export class AgencyInboxTrigger implements INodeType {
 		if (!isEventSelected(delivery.event, selectedEvents)) {
 			return acknowledgeWithoutRun(`Event ${delivery.event} is not selected in the trigger; no run`);
 		}
-		const acceptance = acceptDelivery(this, delivery);
-		if (!acceptance.accepted) return acknowledgeWithoutRun('Delivery already accepted; no second run');
-		return {
-			workflowData: [[{ json: acceptance.item }]],
-			webhookResponse: { message: 'Delivery accepted; run started', deliveryId: delivery.deliveryId },
-		};
+		const acceptance = acceptDelivery(this, delivery, response);
+		if (acceptance.outcome === 'ran') return acknowledgeWithoutRun('Delivery already run; no second run');
+		if (acceptance.outcome === 'running') {
+			return refuse(response, 409, 'Delivery is being run; it is acknowledged once its run has ended');
+		}
+		// n8n answers when the run has ended (responseMode lastNode).
+		return { workflowData: [[{ json: acceptance.item }]] };
 	}
 
 	/** The first step of the run a delivery started: the run goes on only if it is the delivery's one run (onceOnly.ts). */

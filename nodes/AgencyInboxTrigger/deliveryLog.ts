@@ -132,6 +132,28 @@ export class DeliveryLog {
 		return recent;
 	}
 
+	/**
+	 * The stored form with `deliveryIds` added (in this hour's bucket), the log itself unchanged: what a
+	 * run puts into static data, so its own delivery is saved at its end and no other run's save has it.
+	 */
+	storedWith(deliveryIds: string[], nowMs: number): StoredDeliveries {
+		const hour = String(Math.floor(nowMs / BUCKET_MS));
+		const added = [...new Set(deliveryIds.map(deliveryDigest))].filter((digest) => !this.digests.has(digest));
+		return added.length === 0 ? { ...this.buckets } : { ...this.buckets, [hour]: (this.buckets[hour] ?? '') + added.join('') };
+	}
+
+	/** Whether a stored form (static data as n8n loaded it) lacks any id this log holds. */
+	isMissingFrom(stored: unknown): boolean {
+		const storedByHour = new Map(storedBuckets(stored));
+		let storedDigests: Set<string> | undefined;
+		for (const [hour, bucket] of Object.entries(this.buckets)) {
+			if (storedByHour.get(hour) === bucket) continue;
+			storedDigests ??= new Set([...storedByHour.values()].flatMap(digestsOf));
+			if (digestsOf(bucket).some((digest) => !storedDigests!.has(digest))) return true;
+		}
+		return false;
+	}
+
 	/** Takes in what another process or an earlier run stored (static data as n8n loaded it). */
 	absorb(stored: unknown, nowMs: number): void {
 		const oldestKept = oldestHourKept(nowMs);

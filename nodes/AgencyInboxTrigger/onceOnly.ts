@@ -1,45 +1,58 @@
 /**
- * Once-only delivery: each delivery the Agency Inbox Trigger accepts starts one run that goes on past
- * the trigger, however often the service re-delivers it and however many n8n processes serve it.
- * The trigger calls `acceptDelivery` in webhook(), `claimRuns` in execute() (the first step of the
- * run a delivery starts) and `releaseTrigger` when its workflow is deactivated.
+ * Once-only delivery, acknowledged once it is safe: each delivery the Agency Inbox Trigger accepts
+ * starts one run that goes on past the trigger, however often the service re-delivers it and however
+ * many n8n processes serve it, and the service hears our 200 only when that run has ended. The trigger's
+ * webhook answers when the run's last node has run (`responseMode: 'lastNode'`: n8n answers 200 for a
+ * run that ended, 500 for one that failed), so a run cut by a crash is never acknowledged: the service
+ * re-delivers it and it runs again. The trigger calls `acceptDelivery` in webhook(), `claimRuns` in
+ * execute() (the first step of the run a delivery starts) and `releaseTrigger` when its workflow is
+ * deactivated.
  *
- * 1. Accept, in webhook() (`IWebhookFunctions.getWorkflowStaticData('node')`, which n8n reads from
- *    its database for every request). An id this process accepted, or read in the node's static data,
- *    in the last 18 hours (the service's retries span 17.6 h) is answered "already accepted": no run.
- *    Any other id is remembered in this process at once, with no await between the check and the add,
- *    so overlapping re-deliveries cannot both pass, and its run starts with a note: which process
- *    accepted it, when, and (for queue mode) the ids this process accepted recently. n8n saves static
- *    data after runs only, not after webhook(), so the memory reaches the database through the run.
- * 2. Claim, in execute() (`IExecuteFunctions.helpers.checkProcessedAndRecord`: n8n's deduplication
- *    store, one database row per workflow and node shared by every process of the instance; n8n reads
- *    the row and writes it back whole, without a lock, so concurrent writers can overwrite each other).
- *    - A run in the process that accepted its delivery (n8n's default setup: there one process serves
- *      webhooks and runs executions) records the id; "already processed" means a run before a restart
- *      had it. No other process writes the row and this process's calls take turns, so nothing can
- *      overwrite the record: one call, no read-back.
- *    - A run in another process (queue mode: a worker; or the process restarted since it accepted)
- *      records the id and a token of its own, waits `settleMs` (any write that read the row before
- *      ours has landed by then) and records the token again: the token already there means the
- *      delivery is this run's; the id there without the token means another run of the same delivery
- *      wrote last and owns it; neither means another delivery's run overwrote both, and recording
- *      again has put them back. That costs `settleMs` (1 to 1.5 s) per run.
- *    A process sends its calls to the row one batch at a time, so a burst's runs share calls. The row
- *    keeps the last STORE_ENTRIES entries (one per delivery, two in queue mode), so a call costs the
- *    same whether the row is empty or full.
- * 3. Remember, in execute() (`getWorkflowStaticData('node')`, saved by n8n when the run ends): the
- *    process's memory of ids goes into the node's static data, so after a restart webhook() knows them.
+ * What one process keeps per trigger node, at its Production URL (key: workflow, node, production):
+ * - finished: ids whose run has ended. Learned from n8n's answer to the delivery (any answer when the
+ *   run's trigger step ran in this process, n8n's default setup; else, in a webhook process of queue
+ *   mode, a 200 only, because n8n answers a failed run and a run whose worker was killed alike, with a
+ *   500, and a run n8n could not start at all with a 500 too), and from the node's static data, which
+ *   n8n reads from its database for every request and writes at the end of every run that changed it,
+ *   failed runs included.
+ * - running: ids accepted here that n8n has not answered yet (at most RUNNING_BELIEF_MS), and of those
+ *   the ones whose run's trigger step ran here.
+ * - attempts: ids whose earlier runs n8n answered with an error here (queue mode), how many.
  *
- * Outcomes: webhook() answers "accepted" (a run starts) or "already accepted" (none). A run goes on
- * past the trigger with its item, or stops there with no item: its delivery ran before or runs in
- * another run. Failure: a call to the store is tried STORE_ATTEMPTS times (n8n's first write of a row
- * is an insert, and two at once make one fail), then the run fails with an error and does not go on,
- * so a delivery never runs unrecorded; the service does not re-deliver it (it had its 200).
+ * 1. Accept, in webhook(). An id that is finished is answered 200 "already run", no run. A running id
+ *    is answered 409, no run: its run goes on, and the service retries later. Any other id starts a run
+ *    (its first delivery, or one whose run was cut: a crash took the process's memory, or in queue mode
+ *    n8n answered its run with an error and its id is not in the static data) and is running until n8n
+ *    answers it, watched on the response (the service may have hung up first: it waits 15 s or so).
+ *    The check and the add have no await between them, so overlapping re-deliveries cannot both pass.
+ *    The run's item carries a note: which process accepted it, when, its attempt, and (for queue mode)
+ *    the ids this process knows finished. A no-run answer also writes the finished ids into the static
+ *    data when the database lacks some (n8n saves a change made in webhook() when no run starts).
+ * 2. Claim, in execute(). A run whose delivery this process accepted goes on: webhook() let it start
+ *    only while no other run of it went on here. A run in another process (a queue-mode worker) claims
+ *    its delivery and attempt in n8n's deduplication store (`checkProcessedAndRecord`: one database row
+ *    per workflow and node, shared by every process; n8n reads the row and writes it back whole, without
+ *    a lock): it records the claim and a token naming its execution, waits settleMs (any write that read
+ *    the row before ours has landed by then) and records the token again. The token already there means
+ *    the claim is this run's (or this execution's, run again by n8n after its worker died: n8n 1.x does
+ *    that); the claim there without the token means another run of the same delivery wrote last and owns
+ *    it; neither means another delivery's run overwrote both, and recording again has put them back.
+ *    That costs settleMs (1 to 1.5 s) per run. A process sends its calls to the row one batch at a time,
+ *    so a burst's runs share calls. The row keeps the last STORE_ENTRIES entries.
+ * 3. Remember, in execute(): the run puts the finished ids it knows, plus its own delivery, into the
+ *    node's static data, computed when n8n saves it at the run's end. So a delivery's id reaches the
+ *    database with its run's end, never before, and runs that end one after the other do not drop each
+ *    other's ids (in one process: the ids of runs that ended are in `finished` by then).
  *
- * The weaker guarantee where n8n has no deduplication store (older n8n, such as 1.49.0 of the
- * compatibility ladder): the claim is made in this process only. One run per delivery in n8n's default
- * setup, and after a restart for deliveries whose run ended before it; in queue mode a delivery
- * accepted by two webhook processes, or re-delivered to one before the first run ended, can run twice.
+ * The user's Retry of an execution (mode 'retry') always goes on past the trigger, and so does the Test
+ * URL (mode 'manual'): a test delivery neither reads nor fills anything of the Production URL's, and
+ * keeps nothing itself (the editor shows each test event).
+ *
+ * Failure: a call to the store is tried STORE_ATTEMPTS times, then the run fails with an error and does
+ * not go on, so a delivery never runs unclaimed; n8n answers the delivery 500 and the service retries it.
+ *
+ * Where n8n has no deduplication store (older n8n, such as 1.49.0 of the compatibility ladder), a run in
+ * another process than the one that accepted it is claimed in that process only.
  *
  * Beyond the memory's cap (120,000 ids within 19 hours) the oldest ids are forgotten early: a
  * re-delivery of one would start a second run, so every run accepted meanwhile carries an execution
@@ -47,26 +60,35 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import type { IDataObject, IExecuteFunctions, IHookFunctions, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IHookFunctions, INodeExecutionData, IWebhookFunctions, WorkflowExecuteMode } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import { setRunOrder } from '../shared/runOrder';
 import type { Delivery } from './delivery';
-import { DeliveryLog, MAX_REMEMBERED_DELIVERIES, type StoredDeliveries } from './deliveryLog';
+import { DELIVERY_MEMORY_MS, DeliveryLog, MAX_REMEMBERED_DELIVERIES, type StoredDeliveries } from './deliveryLog';
 
 /** settleMs: long enough for any write that read the row before ours to have landed (tests shorten it). */
-export const onceOnlyTiming = { settleMs: 1_000 };
+export const onceOnlyTiming = { settleMs: 1_000, answerCheckMs: 1_000 };
 
 const STORE_ATTEMPTS = 8;
-/** The store row's cap in entries: one per delivery, two in queue mode (a row of about 53 KB). */
+/** The store row's cap in entries: two per delivery run in queue mode (a row of about 53 KB). */
 export const STORE_ENTRIES = 2_000;
 const STORE_OPTIONS = { mode: 'entries', maxEntries: STORE_ENTRIES } as const;
 
-/** Static data key of the remembered ids (0.1.0 kept a plain list under the same key). */
+/** Static data key of the ids whose runs ended (0.1.0 kept a plain list of accepted ids under the same key). */
 const MEMORY_KEY = 'acceptedDeliveries';
 /** The item field that carries the acceptance note from webhook() to the run; removed in execute(). */
 const NOTE_FIELD = 'agencyInboxAcceptance';
 const HOUR_MS = 60 * 60 * 1000;
+/**
+ * How long an id counts as running when n8n has not answered it: as long as the service retries
+ * (17.6 h). A run still going then is not known any more, and a re-delivery of it would run again.
+ */
+export const RUNNING_BELIEF_MS = DELIVERY_MEMORY_MS;
+/** At most this many ids with an error answer are kept per trigger node (the oldest go first). */
+const MAX_ATTEMPTS_KEPT = 10_000;
+/** Past this many running ids, those older than RUNNING_BELIEF_MS are looked for and let go. */
+const MAX_RUNNING_KEPT = 10_000;
 
 /** Tells this process's acceptances from those of other processes (and of this one before a restart). */
 const PROCESS_TOKEN = randomBytes(9).toString('base64url');
@@ -76,7 +98,9 @@ interface AcceptanceNote {
 	by: string;
 	/** When it was accepted (ms): the run's place in the request budget's queue. */
 	at: number;
-	/** The ids the accepting process accepted recently, for the save of a run in another process. */
+	/** How many earlier runs of the delivery n8n answered with an error in the accepting process. */
+	attempt?: number;
+	/** Ids the accepting process knows finished, for the save of a run in another process. */
 	recent?: StoredDeliveries;
 	/** Set when the accepting process had forgotten ids early (beyond the cap): until when. */
 	incompleteUntil?: number;
@@ -89,10 +113,16 @@ interface PendingCall {
 	reject: (error: unknown) => void;
 }
 
-/** What one process keeps for one trigger node (its workflow id and node id). */
+/** What one process keeps for one trigger node at its Production URL. */
 interface TriggerState {
-	/** Ids accepted here or read in static data: what webhook() checks and execute() saves. */
-	memory: DeliveryLog;
+	/** Ids whose runs ended: what webhook() answers "already run" and every run saves. */
+	finished: DeliveryLog;
+	/** Ids accepted here whose answer n8n has not sent: accepted at (ms). */
+	running: Map<string, number>;
+	/** Of those, the ids whose run's trigger step ran in this process: any answer then means the run ended. */
+	ranHere: Set<string>;
+	/** Ids whose earlier runs n8n answered with an error here: how many. */
+	attempts: Map<string, number>;
 	/** Ids whose claim runs in this process now: a second run of one stops at once. */
 	claiming: Set<string>;
 	/** Ids whose run started here, only where n8n has no deduplication store. */
@@ -107,16 +137,35 @@ interface TriggerState {
 }
 
 const triggers = new Map<string, TriggerState>();
+/** The Test URLs of listening sessions this process registered, so that their end leaves production alone. */
+const testUrls = new Set<string>();
 
-function triggerKey(context: IWebhookFunctions | IExecuteFunctions | IHookFunctions): string {
-	return `${context.getWorkflow().id}/${context.getNode().id}`;
+type NodeFunctions = IWebhookFunctions | IExecuteFunctions | IHookFunctions;
+
+/** n8n runs the Test URL (and the editor's manual runs) in 'manual' mode. */
+function urlOf(mode: WorkflowExecuteMode): 'test' | 'production' {
+	return mode === 'manual' ? 'test' : 'production';
+}
+
+function productionKey(context: NodeFunctions): string {
+	return `${context.getWorkflow().id}/${context.getNode().id}/production`;
 }
 
 function stateOf(context: IWebhookFunctions | IExecuteFunctions): TriggerState {
-	const key = triggerKey(context);
+	const key = productionKey(context);
 	let state = triggers.get(key);
 	if (!state) {
-		state = { memory: new DeliveryLog(), claiming: new Set(), pendingCalls: [], calling: false, runsOwnDeliveries: false, warnedHour: -1 };
+		state = {
+			finished: new DeliveryLog(),
+			running: new Map(),
+			ranHere: new Set(),
+			attempts: new Map(),
+			claiming: new Set(),
+			pendingCalls: [],
+			calling: false,
+			runsOwnDeliveries: false,
+			warnedHour: -1,
+		};
 		triggers.set(key, state);
 	}
 	return state;
@@ -124,36 +173,110 @@ function stateOf(context: IWebhookFunctions | IExecuteFunctions): TriggerState {
 
 /** Until when the memory is incomplete (ids forgotten early), with a warning in n8n's log once an hour; 0 when it is not. */
 function incompleteUntil(context: IWebhookFunctions | IExecuteFunctions, state: TriggerState, nowMs: number): number {
-	if (state.memory.incompleteUntil <= nowMs) return 0;
+	if (state.finished.incompleteUntil <= nowMs) return 0;
 	const hour = Math.floor(nowMs / HOUR_MS);
 	if (state.warnedHour !== hour) {
 		state.warnedHour = hour;
-		context.logger.warn(forgottenIdsNotice(state.memory.incompleteUntil));
+		context.logger.warn(forgottenIdsNotice(state.finished.incompleteUntil));
 	}
-	return state.memory.incompleteUntil;
+	return state.finished.incompleteUntil;
 }
 
 function forgottenIdsNotice(incompleteUntil: number): string {
 	return `Agency Inbox Trigger: more than ${MAX_REMEMBERED_DELIVERIES.toLocaleString('en-US')} deliveries within 19 hours, so the oldest delivery ids were forgotten early. Until ${new Date(incompleteUntil).toISOString()} a re-delivery of one of them starts a second run.`;
 }
 
-export type Acceptance = { accepted: false } | { accepted: true; item: IDataObject };
+/** What the trigger reads of n8n's response object (an Express response). */
+export interface WatchedResponse {
+	statusCode: number;
+	writableEnded?: boolean;
+	writableFinished?: boolean;
+	once?(event: 'finish' | 'close', listener: () => void): unknown;
+}
 
 /**
- * In webhook(): whether the delivery starts a run (the id was not accepted before). Deliveries without
- * an id (signatures not verified and no id header) always do. The item to start the run with carries
- * the acceptance note.
+ * Calls `onAnswer` with the status once n8n has answered the request, or with undefined when it has
+ * not within RUNNING_BELIEF_MS. A sender that hung up first never sees the answer ('finish' does not
+ * fire), but n8n still ends the response when the run ends: that is checked every answerCheckMs.
  */
-export function acceptDelivery(context: IWebhookFunctions, delivery: Delivery, nowMs = Date.now()): Acceptance {
+function watchAnswer(response: WatchedResponse, onAnswer: (status: number | undefined) => void, nowMs: number): void {
+	if (typeof response.once !== 'function') return;
+	let answered = false;
+	const answer = (status: number | undefined) => {
+		if (answered) return;
+		answered = true;
+		onAnswer(status);
+	};
+	response.once('finish', () => answer(response.statusCode));
+	response.once('close', () => {
+		if (response.writableFinished) return;
+		void (async () => {
+			while (!response.writableEnded && Date.now() < nowMs + RUNNING_BELIEF_MS) await sleep(onceOnlyTiming.answerCheckMs);
+			answer(response.writableEnded ? response.statusCode : undefined);
+		})();
+	});
+}
+
+function answerEnded(state: TriggerState, deliveryId: string, status: number | undefined, nowMs: number): void {
+	state.running.delete(deliveryId);
+	const ranHere = state.ranHere.delete(deliveryId);
+	if (status !== undefined && (ranHere || (status >= 200 && status < 300))) {
+		state.finished.add(deliveryId, nowMs);
+		state.attempts.delete(deliveryId);
+		return;
+	}
+	const attempts = (state.attempts.get(deliveryId) ?? 0) + 1;
+	// Deleted and set again, so the map stays in order of the latest answer and the oldest go first.
+	state.attempts.delete(deliveryId);
+	state.attempts.set(deliveryId, attempts);
+	if (state.attempts.size > MAX_ATTEMPTS_KEPT) state.attempts.delete(state.attempts.keys().next().value!);
+}
+
+/** Ids n8n never answered (a response that neither finished nor closed) are let go after RUNNING_BELIEF_MS. */
+function forgetStaleRunning(state: TriggerState, nowMs: number): void {
+	for (const [deliveryId, acceptedAt] of state.running) {
+		if (acceptedAt > nowMs - RUNNING_BELIEF_MS) continue;
+		state.running.delete(deliveryId);
+		state.ranHere.delete(deliveryId);
+	}
+}
+
+export type Acceptance =
+	/** Its run ended: answer 200, no run. */
+	| { outcome: 'ran' }
+	/** Its run goes on: answer 409, no run; the service retries later. */
+	| { outcome: 'running' }
+	/** Start a run with this item. */
+	| { outcome: 'accepted'; item: IDataObject };
+
+/**
+ * In webhook(): whether the delivery starts a run, and the item to start it with (carrying the
+ * acceptance note). Deliveries without an id (signatures not verified and no id header) and deliveries
+ * at the Test URL always start one, and nothing is kept for them.
+ */
+export function acceptDelivery(context: IWebhookFunctions, delivery: Delivery, response: WatchedResponse, nowMs = Date.now()): Acceptance {
+	const deliveryId = delivery.deliveryId;
+	if (urlOf(context.getMode()) === 'test' || !deliveryId) return { outcome: 'accepted', item: { ...delivery } };
 	const state = stateOf(context);
-	state.memory.absorb(context.getWorkflowStaticData('node')[MEMORY_KEY], nowMs);
-	if (delivery.deliveryId && state.memory.has(delivery.deliveryId)) return { accepted: false };
-	if (delivery.deliveryId) state.memory.add(delivery.deliveryId, nowMs);
+	const staticData = context.getWorkflowStaticData('node');
+	state.finished.absorb(staticData[MEMORY_KEY], nowMs);
+	const running = state.running.get(deliveryId);
+	const known = state.finished.has(deliveryId) ? 'ran' : running !== undefined && running > nowMs - RUNNING_BELIEF_MS ? 'running' : undefined;
+	if (known) {
+		// Answered without a run, so n8n saves this: the ids an overwritten save lost are back.
+		if (state.finished.isMissingFrom(staticData[MEMORY_KEY])) staticData[MEMORY_KEY] = state.finished.storedWith([], nowMs);
+		return { outcome: known };
+	}
+	if (state.running.size >= MAX_RUNNING_KEPT) forgetStaleRunning(state, nowMs);
+	state.running.set(deliveryId, nowMs);
+	watchAnswer(response, (status) => answerEnded(state, deliveryId, status, Date.now()), nowMs);
 	const note: AcceptanceNote = { by: PROCESS_TOKEN, at: nowMs };
-	if (!state.runsOwnDeliveries) note.recent = state.memory.recent(nowMs);
+	const attempt = state.attempts.get(deliveryId);
+	if (attempt) note.attempt = attempt;
+	if (!state.runsOwnDeliveries) note.recent = state.finished.recent(nowMs);
 	const incomplete = incompleteUntil(context, state, nowMs);
 	if (incomplete) note.incompleteUntil = incomplete;
-	return { accepted: true, item: { ...delivery, [NOTE_FIELD]: note as unknown as IDataObject } };
+	return { outcome: 'accepted', item: { ...delivery, [NOTE_FIELD]: note as unknown as IDataObject } };
 }
 
 function noteOf(item: INodeExecutionData): AcceptanceNote | undefined {
@@ -171,32 +294,43 @@ function deliveryIdOf(item: INodeExecutionData): string | undefined {
 	return (typeof item.json.deliveryId === 'string' && item.json.deliveryId) || undefined;
 }
 
+/** What a run puts into static data: the finished ids it knows and its own deliveries, as stored when n8n saves it. */
+class DeliveriesOfRun {
+	constructor(
+		private readonly finished: DeliveryLog,
+		private readonly own: string[],
+		private readonly atMs: number,
+	) {}
+
+	toJSON(): StoredDeliveries {
+		return this.finished.storedWith(this.own, this.atMs);
+	}
+}
+
 /**
  * In execute(): the items of this run that go on past the trigger, without their notes. A delivery
- * whose run started before, here or in another process, or starts elsewhere at the same moment, is
- * left out.
+ * whose run goes on in another process, or ran there before, is left out.
  */
 export async function claimRuns(context: IExecuteFunctions, received: INodeExecutionData[], nowMs = Date.now()): Promise<INodeExecutionData[]> {
 	const items = received.map(withoutNote);
-	if (context.getMode() === 'manual') return items;
+	// The editor's runs (Test URL, manual executions) and the user's Retry always go on, keeping nothing.
+	if (urlOf(context.getMode()) === 'test' || context.getMode() === 'retry') return items;
 	const state = stateOf(context);
 	const notes = received.map(noteOf);
 	const acceptedAt = notes.map((note) => note?.at).filter((at): at is number => typeof at === 'number');
 	if (acceptedAt.length) setRunOrder(context, Math.min(...acceptedAt));
 
-	// Taken before anything is awaited: a second run of the same id in this process stops here.
-	const ids = [...new Set(items.map(deliveryIdOf))].filter((deliveryId): deliveryId is string => !!deliveryId && !state.claiming.has(deliveryId));
-	const acceptedHere = notes.every((note) => note?.by === PROCESS_TOKEN);
-	if (acceptedHere) state.runsOwnDeliveries = true;
-	for (const deliveryId of ids) state.claiming.add(deliveryId);
+	const ids = [...new Set(items.map(deliveryIdOf))].filter((deliveryId): deliveryId is string => !!deliveryId);
 	let owned: Set<string>;
-	try {
-		owned = await claim(context, state, ids, acceptedHere, nowMs);
-	} finally {
-		for (const deliveryId of ids) state.claiming.delete(deliveryId);
+	if (notes.length > 0 && notes.every((note) => note?.by === PROCESS_TOKEN)) {
+		state.runsOwnDeliveries = true;
+		owned = new Set(ids);
+		for (const deliveryId of ids) if (state.running.has(deliveryId)) state.ranHere.add(deliveryId);
+	} else {
+		owned = await claimElsewhere(context, state, ids, attemptsOf(received, notes), nowMs);
 	}
 
-	remember(context, state, ids, notes, nowMs);
+	remember(context, state, [...owned], notes, nowMs);
 	const incomplete = Math.max(incompleteUntil(context, state, nowMs), ...notes.map((note) => note?.incompleteUntil ?? 0));
 	// Older n8n has no execution hints; the log line is there in every version.
 	if (incomplete > nowMs) context.addExecutionHints?.({ message: forgottenIdsNotice(incomplete), type: 'warning', location: 'outputPane' });
@@ -206,50 +340,68 @@ export async function claimRuns(context: IExecuteFunctions, received: INodeExecu
 	});
 }
 
-/** Puts this process's memory, with what the run brought, into the node's static data for n8n to save. */
-function remember(context: IExecuteFunctions, state: TriggerState, ids: string[], notes: Array<AcceptanceNote | undefined>, nowMs: number): void {
+function attemptsOf(received: INodeExecutionData[], notes: Array<AcceptanceNote | undefined>): Map<string, number> {
+	const attempts = new Map<string, number>();
+	received.forEach((item, index) => {
+		const deliveryId = deliveryIdOf(item);
+		if (deliveryId) attempts.set(deliveryId, Math.max(attempts.get(deliveryId) ?? 0, notes[index]?.attempt ?? 0));
+	});
+	return attempts;
+}
+
+/** Puts the finished ids this process knows, with what the run brought, and the run's own deliveries into the node's static data. */
+function remember(context: IExecuteFunctions, state: TriggerState, owned: string[], notes: Array<AcceptanceNote | undefined>, nowMs: number): void {
 	const staticData = context.getWorkflowStaticData('node');
-	state.memory.absorb(staticData[MEMORY_KEY], nowMs);
-	for (const note of notes) state.memory.absorb(note?.recent, nowMs);
-	for (const deliveryId of ids) state.memory.add(deliveryId, nowMs);
-	// The very object: a save at the end of a longer run carries every id known by then.
-	staticData[MEMORY_KEY] = state.memory.buckets;
+	state.finished.absorb(staticData[MEMORY_KEY], nowMs);
+	for (const note of notes) state.finished.absorb(note?.recent, nowMs);
+	staticData[MEMORY_KEY] = new DeliveriesOfRun(state.finished, owned, nowMs) as unknown as IDataObject;
 }
 
-async function claim(context: IExecuteFunctions, state: TriggerState, ids: string[], acceptedHere: boolean, nowMs: number): Promise<Set<string>> {
-	if (ids.length === 0) return new Set();
-	if (typeof context.helpers?.checkProcessedAndRecord !== 'function') return claimWithoutStore(state, ids, nowMs);
-	return acceptedHere ? await claimAcceptedHere(context, state, ids) : await claimAcrossProcesses(context, state, ids);
+/** The claim of a run whose delivery another process accepted (queue mode). */
+async function claimElsewhere(context: IExecuteFunctions, state: TriggerState, ids: string[], attempts: Map<string, number>, nowMs: number): Promise<Set<string>> {
+	// Taken before anything is awaited: a second run of the same id in this process stops here.
+	const claimable = ids.filter((deliveryId) => !state.claiming.has(deliveryId));
+	if (claimable.length === 0) return new Set();
+	for (const deliveryId of claimable) state.claiming.add(deliveryId);
+	try {
+		if (typeof context.helpers?.checkProcessedAndRecord !== 'function') return claimWithoutStore(state, claimable, attempts, nowMs);
+		return await claimInStore(context, state, claimable, attempts);
+	} finally {
+		for (const deliveryId of claimable) state.claiming.delete(deliveryId);
+	}
 }
 
-async function claimAcceptedHere(context: IExecuteFunctions, state: TriggerState, ids: string[]): Promise<Set<string>> {
-	const processed = await recordInStore(context, state, ids, ids);
-	return new Set(ids.filter((deliveryId) => !processed.has(deliveryId)));
+/** The store entry of a delivery's claim: its id for the first attempt (as 0.2 recorded it), then one per attempt. */
+function claimEntry(deliveryId: string, attempt: number): string {
+	return attempt === 0 ? deliveryId : `${deliveryId} attempt ${attempt + 1}`;
 }
 
-async function claimAcrossProcesses(context: IExecuteFunctions, state: TriggerState, ids: string[]): Promise<Set<string>> {
-	const runToken = randomBytes(9).toString('base64url');
-	const tokenOf = (deliveryId: string) => `${deliveryId} run ${runToken}`;
-	const entriesOf = (deliveryIds: string[]) => deliveryIds.flatMap((deliveryId) => [deliveryId, tokenOf(deliveryId)]);
-	const processedBefore = await recordInStore(context, state, entriesOf(ids), ids);
-	const owned = new Set<string>();
-	let pending = ids.filter((deliveryId) => !processedBefore.has(deliveryId));
+async function claimInStore(context: IExecuteFunctions, state: TriggerState, ids: string[], attempts: Map<string, number>): Promise<Set<string>> {
+	const runToken = String(context.getExecutionId?.() || randomBytes(9).toString('base64url'));
+	const claimOf = (deliveryId: string) => claimEntry(deliveryId, attempts.get(deliveryId) ?? 0);
+	const tokenOf = (deliveryId: string) => `${claimOf(deliveryId)} run ${runToken}`;
+	const entriesOf = (deliveryIds: string[]) => deliveryIds.flatMap((deliveryId) => [claimOf(deliveryId), tokenOf(deliveryId)]);
+	const recordedBefore = await recordInStore(context, state, entriesOf(ids), ids);
+	// The token there already: n8n runs this execution again (its worker died), so the claim is still ours.
+	const owned = new Set(ids.filter((deliveryId) => recordedBefore.has(tokenOf(deliveryId))));
+	let pending = ids.filter((deliveryId) => !owned.has(deliveryId) && !recordedBefore.has(claimOf(deliveryId)));
 	for (let attempt = 0; attempt < STORE_ATTEMPTS && pending.length > 0; attempt++) {
 		// A little jitter, so that runs of two processes that overwrote each other do not meet again.
 		await sleep(onceOnlyTiming.settleMs * (1 + Math.random() / 2));
-		const processed = await recordInStore(context, state, entriesOf(pending), pending);
-		for (const deliveryId of pending) if (processed.has(tokenOf(deliveryId))) owned.add(deliveryId);
-		pending = pending.filter((deliveryId) => !owned.has(deliveryId) && !processed.has(deliveryId));
+		const recorded = await recordInStore(context, state, entriesOf(pending), pending);
+		for (const deliveryId of pending) if (recorded.has(tokenOf(deliveryId))) owned.add(deliveryId);
+		pending = pending.filter((deliveryId) => !owned.has(deliveryId) && !recorded.has(claimOf(deliveryId)));
 	}
 	if (pending.length > 0) throw couldNotRecord(context, pending);
 	return owned;
 }
 
-function claimWithoutStore(state: TriggerState, ids: string[], nowMs: number): Set<string> {
+function claimWithoutStore(state: TriggerState, ids: string[], attempts: Map<string, number>, nowMs: number): Set<string> {
 	state.startedWithoutStore ??= new DeliveryLog();
 	const started = state.startedWithoutStore;
-	const owned = new Set(ids.filter((deliveryId) => !started.has(deliveryId)));
-	for (const deliveryId of ids) started.add(deliveryId, nowMs);
+	const claims = ids.map((deliveryId) => [deliveryId, claimEntry(deliveryId, attempts.get(deliveryId) ?? 0)]);
+	const owned = new Set(claims.filter(([, claim]) => !started.has(claim)).map(([deliveryId]) => deliveryId));
+	for (const [, claim] of claims) started.add(claim, nowMs);
 	return owned;
 }
 
@@ -296,11 +448,27 @@ function couldNotRecord(context: IExecuteFunctions, deliveryIds: string[]): Node
 	return new NodeOperationError(
 		context.getNode(),
 		`Could not record the start of the run for delivery ${deliveryIds.join(', ')} in n8n's database, so the workflow did not go on (to never run one delivery twice)`,
-		{ description: 'Check that n8n can write to its database. The service re-delivers the event only if it did not receive our 200; look the event up in the service before acting on it by hand.' },
+		{ description: "Check that n8n can write to its database. n8n answers this delivery with an error, so the service delivers it again on its retry schedule." },
 	);
 }
 
-/** When the workflow is deactivated: forgets what this process kept for the trigger (static data keeps the ids). */
+/** When a listening session registers the Test URL (mode 'manual'): its end must leave production alone. */
+export function registerTrigger(context: IHookFunctions): void {
+	if (urlOf(context.getMode()) === 'test') testUrls.add(context.getNodeWebhookUrl('default') ?? '');
+}
+
+/**
+ * When the Production URL is deregistered (the workflow deactivated): forgets the finished ids this
+ * process kept for the trigger (the static data keeps them); ids whose runs go on stay known as running
+ * until n8n answers them. When a listening session at the Test URL ends (n8n calls the same method, in
+ * the same mode), nothing: the Test URL keeps nothing.
+ */
 export function releaseTrigger(context: IHookFunctions): void {
-	triggers.delete(triggerKey(context));
+	const url = context.getNodeWebhookUrl('default') ?? '';
+	if (testUrls.delete(url)) return;
+	const key = productionKey(context);
+	const state = triggers.get(key);
+	if (!state) return;
+	if (state.running.size === 0) triggers.delete(key);
+	else state.finished = new DeliveryLog();
 }

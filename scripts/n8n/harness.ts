@@ -421,8 +421,11 @@ export interface RunningN8n {
 	logFile: string;
 	/** Milliseconds from spawn to a healthy /healthz, and to every published workflow being active. */
 	timings: { healthyMs: number; readyMs: number };
-	/** Stops n8n (SIGTERM, then SIGKILL after a timeout) and resolves once its ports are free. */
-	stop(): Promise<void>;
+	/**
+	 * Stops n8n (SIGTERM, then SIGKILL after `forceAfterMs`, 20 s by default) and resolves once its ports
+	 * are free. n8n itself exits N8N_GRACEFUL_SHUTDOWN_TIMEOUT (30 s) after a SIGTERM, with runs still going.
+	 */
+	stop(forceAfterMs?: number): Promise<void>;
 	/** Kills n8n at once (SIGKILL), as a crash would, and resolves once its ports are free. */
 	kill(): Promise<void>;
 }
@@ -481,17 +484,17 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 	const logFile = path.join(userFolder, `${name}.log`);
 	const output = collectOutput(child, logFile, [readyLine], options.onOutput);
 
-	const stopWith = async (signal: NodeJS.Signals) => {
+	const stopWith = async (signal: NodeJS.Signals, forceAfterMs = 20_000) => {
 		if (child.exitCode === null && child.signalCode === null) {
 			child.kill(signal);
-			const forceKill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+			const forceKill = setTimeout(() => child.kill('SIGKILL'), forceAfterMs);
 			await exited;
 			clearTimeout(forceKill);
 		}
 		await waitUntil(async () => (await isPortFree(port)) && (await isPortFree(Number(env.N8N_RUNNERS_BROKER_PORT))), 10_000, 'ports to be freed');
 		await output.closed;
 	};
-	const stop = () => stopWith('SIGTERM');
+	const stop = (forceAfterMs?: number) => stopWith('SIGTERM', forceAfterMs);
 
 	try {
 		const deadline = startedAt + timeoutMs;

@@ -219,6 +219,8 @@ export async function startQueueProcess(options: QueueProcessOptions, command: N
 			args: command === 'worker' ? [`--concurrency=${options.workerConcurrency ?? 10}`] : [],
 			env: { ...queueModeEnv(options.redisPort), ...options.env, ...addedEnv },
 			onOutput: options.onOutput && ((line) => options.onOutput!(name, line)),
+			// Workers and webhook processes start side by side; on a busy 2-CPU machine that took over 3 minutes.
+			timeoutMs: 420_000,
 		});
 	const queueProcess: QueueProcess = {
 		name,

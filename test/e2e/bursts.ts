@@ -10,7 +10,8 @@ import type { WorkflowToImport } from '../../scripts/n8n/harness';
 import { deliverAsTheService } from '../../scripts/n8n/signedWebhook';
 import { getJson, sleep, waitFor } from './support';
 
-export const ALREADY_ACCEPTED = 'Delivery already accepted; no second run';
+/** The trigger's answer to a delivery whose run ended; a delivery that starts a run is answered when its run has ended, 200 and no body. */
+export const ALREADY_RUN = 'Delivery already run; no second run';
 const REPLY_PREFIX = 'Auto-reply to delivery ';
 
 export interface BurstDelivery {
@@ -78,21 +79,27 @@ export interface DeliveryAnswer {
 	/** The status of the last attempt. */
 	status: number;
 	message?: string;
-	/** Attempts until a 200 (or the last one): under a burst n8n may answer 503 "Database is not ready!". */
+	/**
+	 * Attempts until a 200 (or the last one): under a burst n8n may answer 503 while its database is
+	 * busy, and the trigger answers 409 while another attempt's run of the same id goes on.
+	 */
 	attempts: number;
-	/** When the last attempt was answered (ms). */
+	/** When the first attempt was sent (ms). */
+	sentAt: number;
+	/** When the last attempt was answered (ms): once the delivery's run has ended. */
 	answeredAt: number;
 }
 
 async function deliverUntilAccepted(webhookUrl: string, signingSecret: string, delivery: BurstDelivery): Promise<DeliveryAnswer> {
 	const data = { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } };
+	const sentAt = Date.now();
 	const answer = await deliverAsTheService(webhookUrl, signingSecret, 'chat.message.sent', data, delivery.deliveryId);
-	return { deliveryId: delivery.deliveryId, status: answer.status, message: answer.body.message, attempts: answer.statuses.length, answeredAt: answer.answeredAt };
+	return { deliveryId: delivery.deliveryId, status: answer.status, message: answer.body.message, attempts: answer.statuses.length, sentAt, answeredAt: answer.answeredAt };
 }
 
 /**
  * Posts each delivery `spacingMs` after the previous one, without waiting for answers in between; a
- * delivery answered 5xx is sent again on the service's retry schedule (deliverAsTheService).
+ * delivery not answered 200 is sent again on the service's retry schedule (deliverAsTheService).
  */
 export async function postBurst(webhookUrl: string, signingSecret: string, deliveries: BurstDelivery[], spacingMs: number): Promise<DeliveryAnswer[]> {
 	const answers: Array<Promise<DeliveryAnswer>> = [];

@@ -36,15 +36,14 @@ import {
 	nodeOutputJson,
 	startN8n,
 	type BatchExecutionResult,
-	type RunJson,
 	type RunningN8n,
 	type WorkflowToImport,
 } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { TEST_RETRY_TIME_SCALE } from '../../scripts/n8n/signedWebhook';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
-import { ALREADY_ACCEPTED, burstDeliveries, eachTwiceShuffled, postBurst } from './bursts';
-import { finishedExecutions, getJson, getN8nJson, listExecutions, postJson, sleep, waitFor } from './support';
+import { ALREADY_RUN, burstDeliveries, eachTwiceShuffled, postBurst } from './bursts';
+import { finishedExecutions, getJson, getN8nJson, listExecutions, postJson, recordedOutput, sleep, waitFor } from './support';
 import type { RequestLogEntry } from '../../sandbox/core';
 
 const FIXTURES_DIR = path.join(REPO_ROOT, 'test', 'compat', '0.1.0');
@@ -79,29 +78,6 @@ const BURST_WORKFLOW_ID = 'compatBurstHook';
 const BURST_WEBHOOK_ID = 'c0a70003-0000-4000-8000-00000000b001';
 const BURST_TRIGGER_NAME = 'Chat Delivery';
 
-
-/** n8n's REST API sends a run's data in the `flatted` format: a JSON array whose strings are indexes into it. */
-function unflatten(text: string): unknown {
-	const entries = JSON.parse(text) as unknown[];
-	const revived = new Map<number, unknown>();
-	const revive = (index: number): unknown => {
-		if (revived.has(index)) return revived.get(index);
-		const entry = entries[index];
-		if (typeof entry !== 'object' || entry === null) return entry;
-		const copy: Record<string, unknown> = Array.isArray(entry) ? ([] as unknown as Record<string, unknown>) : {};
-		revived.set(index, copy);
-		for (const [key, value] of Object.entries(entry)) copy[key] = typeof value === 'string' ? revive(Number(value)) : value;
-		return copy;
-	};
-	return revive(0);
-}
-
-/** The items a node output in a run that n8n recorded (the editor's own REST endpoint). */
-async function recordedOutput(n8n: RunningN8n, executionId: string, nodeName: string): Promise<Array<Record<string, unknown>>> {
-	const { data } = await getN8nJson<{ data: { data: string } }>(`${n8n.url}/rest/executions/${executionId}`, n8n.restHeaders);
-	// The recorded data is the run's `data` (IRunExecutionData).
-	return nodeOutputJson({ data: unflatten(data.data) } as RunJson, nodeName);
-}
 
 /**
  * A trigger of this package (typeVersion 1) whose items an HTTP Request node posts to the sandbox's CRM,
@@ -495,6 +471,6 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		const runs = await triggerRuns(BURST_WORKFLOW_ID, BURST_TRIGGER_NAME);
 		expect(runs.map((run) => run.status)).toEqual(runs.map(() => 'success'));
 		expect((await burstRows()).map((row) => row.deliveryId).sort()).toEqual(ids);
-		expect(answers.filter((answer) => answer.message === ALREADY_ACCEPTED).length + runs.length).toBe(2 * ids.length);
+		expect(answers.filter((answer) => answer.message === ALREADY_RUN).length + runs.length).toBe(2 * ids.length);
 	}, 150_000);
 });

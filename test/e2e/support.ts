@@ -2,7 +2,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { fetchFromN8n } from '../../scripts/n8n/harness';
+import { parse as parseFlatted } from 'flatted';
+
+import { fetchFromN8n, nodeOutputJson, type RunJson, type RunningN8n } from '../../scripts/n8n/harness';
 
 /**
  * AGENCY_INBOX_SOAK=1: the long variant of the tests that have one, as the weekly `soak` job of
@@ -102,6 +104,9 @@ export interface ExecutionSummary {
 	workflowId: string;
 	status: string;
 	finished?: boolean;
+	/** webhook, manual (the Test URL), retry, … */
+	mode?: string;
+	retryOf?: string | null;
 }
 
 /**
@@ -129,4 +134,11 @@ export async function listExecutions(n8nUrl: string, headers: Record<string, str
 /** Executions that are neither running nor waiting. */
 export function finishedExecutions(executions: ExecutionSummary[]): ExecutionSummary[] {
 	return executions.filter((execution) => !['new', 'running', 'waiting'].includes(execution.status));
+}
+
+/** The items a node output in a run that n8n recorded (the editor's own REST endpoint). */
+export async function recordedOutput(n8n: RunningN8n, executionId: string, nodeName: string): Promise<Array<Record<string, unknown>>> {
+	const { data } = await getN8nJson<{ data: { data: string } }>(`${n8n.url}/rest/executions/${executionId}`, n8n.restHeaders);
+	// The recorded data is the run's `data` (IRunExecutionData), in n8n's `flatted` format.
+	return nodeOutputJson({ data: parseFlatted(data.data) } as RunJson, nodeName);
 }

@@ -202,9 +202,9 @@ function createAdditionalData(
 
 let executions = 0;
 
-function createHooks(mode: WorkflowExecuteMode) {
-	// An execution id per run, as n8n gives each run its own.
-	return new ExecutionLifecycleHooks(mode, `test-${++executions}`, {
+function createHooks(mode: WorkflowExecuteMode, executionId = `test-${++executions}`) {
+	// An execution id per run, as n8n gives each run its own (a run of the same execution again keeps it).
+	return new ExecutionLifecycleHooks(mode, executionId, {
 		id: 'test-workflow',
 		name: 'Test',
 		active: false,
@@ -410,25 +410,27 @@ export class TriggerWorkflow {
 		return JSON.parse(JSON.stringify(this.workflow.staticData)) as IDataObject;
 	}
 
-	/** What n8n's database holds: what the runs' `workflowExecuteAfter` hooks were handed to save. */
+	/**
+	 * What n8n's database holds: what the runs' `workflowExecuteAfter` hooks were handed to save (JSON, as
+	 * n8n writes it), and what webhook() changed in a request that started no run.
+	 */
 	savedStaticData: IDataObject;
 
+	/** A Workflow of this node over `staticData`, as n8n builds one per request and per run. */
+	private workflowOver(staticData: IDataObject, nodeTypes = this.runNodeTypes ?? this.workflow.nodeTypes): Workflow {
+		return new Workflow({ id: this.workflow.id, nodes: [this.node], connections: {}, active: true, nodeTypes, staticData, settings: this.workflow.settings });
+	}
+
 	/**
-	 * The run a webhook starts, as n8n's WorkflowRunner runs it: a new Workflow over the same static
-	 * data object (which clears its "changed" flag), the trigger node first with the webhook's items.
-	 * Static data changed during the run is saved; changes made before it are not, as in n8n.
+	 * The run a webhook starts, as n8n's WorkflowRunner runs it: a new Workflow over the static data
+	 * loaded from the database at the run's start (in queue mode `staticData`: the snapshot n8n took when
+	 * it queued the run), the trigger node first with the webhook's items; what the run changed in it is
+	 * saved at its end. The Test URL's runs (manual) start from empty static data and save nothing.
+	 * `executionId` names an execution that n8n runs again (n8n 1.x, after its worker died).
 	 */
-	async runStartedBy(items: INodeExecutionData[], mode: WorkflowExecuteMode = 'webhook'): Promise<IRun> {
-		const workflow = new Workflow({
-			id: this.workflow.id,
-			nodes: [this.node],
-			connections: {},
-			active: true,
-			nodeTypes: this.runNodeTypes ?? this.workflow.nodeTypes,
-			staticData: this.workflow.staticData,
-			settings: this.workflow.settings,
-		});
-		const hooks = createHooks(mode);
+	async runStartedBy(items: INodeExecutionData[], mode: WorkflowExecuteMode = 'webhook', options: { staticData?: IDataObject; executionId?: string } = {}): Promise<IRun> {
+		const workflow = this.workflowOver(mode === 'manual' ? {} : structuredClone(options.staticData ?? this.savedStaticData));
+		const hooks = createHooks(mode, options.executionId);
 		let finish: (run: IRun) => void = () => {};
 		const finished = new Promise<IRun>((resolve) => (finish = resolve));
 		hooks.addHandler('workflowExecuteAfter', (run, newStaticData) => {
@@ -449,13 +451,18 @@ export class TriggerWorkflow {
 		return await this.nodeType.poll!.call(context);
 	}
 
-	/** One webhook request as n8n's webhook service hands it to the node. */
+	/**
+	 * One webhook request as n8n's webhook service hands it to the node: a Workflow over the static data
+	 * loaded from the database (the Test URL: the listening session's own, empty); a change webhook()
+	 * made is saved when no run starts (a run's Workflow over the same object clears its changed flag).
+	 */
 	async webhook(
 		request: { method?: string },
 		response: object,
 		webhookName: 'default' | 'setup' = 'default',
 		mode: WorkflowExecuteMode = 'webhook',
 	): Promise<IWebhookResponseData> {
+		const workflow = this.workflowOver(mode === 'manual' ? {} : structuredClone(this.savedStaticData));
 		const webhookData = {
 			httpMethod: request.method,
 			node: this.node.name,
@@ -465,8 +472,10 @@ export class TriggerWorkflow {
 			workflowExecuteAdditionalData: this.additionalData,
 		} as unknown as IWebhookData;
 		Object.assign(this.additionalData, { httpRequest: request, httpResponse: response });
-		const context = new WebhookContext(this.workflow, this.node, this.additionalData, mode, webhookData, [], null);
-		return await this.nodeType.webhook!.call(context);
+		const context = new WebhookContext(workflow, this.node, this.additionalData, mode, webhookData, [], null);
+		const result = await this.nodeType.webhook!.call(context);
+		if (mode !== 'manual' && !result.workflowData && workflow.staticData.__dataChanged) this.savedStaticData = JSON.parse(JSON.stringify(workflow.staticData)) as IDataObject;
+		return result;
 	}
 
 	/** A resource locator's search method, as the editor calls it (with the node's current parameters). */

@@ -10,7 +10,7 @@ import { NODE_TYPES, everyOperation, pollEverySeconds, sandboxCredential } from 
 import { ensureN8n, type CredentialToImport, type RunJson, type WorkflowToImport } from '../../scripts/n8n/harness';
 import type { QueueProcess, QueueTopology } from '../../scripts/n8n/queue';
 import { deliverAsTheService } from '../../scripts/n8n/signedWebhook';
-import { ALREADY_ACCEPTED, burstDeliveries, burstReplyWorkflow, eachTwiceShuffled, expectOneReplyEach, postBurst, retried } from '../e2e/bursts';
+import { ALREADY_RUN, burstDeliveries, burstReplyWorkflow, eachTwiceShuffled, expectOneReplyEach, notExactlyOnce, postBurst, repliesPerDelivery, retried } from '../e2e/bursts';
 import { SOAK, finishedExecutions, getJson, getN8nJson, listExecutions, postJson, sleep, waitFor, type ExecutionSummary } from '../e2e/support';
 import { busiestMinute, type RequestLogEntry } from '../../sandbox/core';
 import { SETUP_TIMEOUT_MS, WORKER_NAMES, credentialRef, crmNode, n8nVersion, nodeId, pollingToCrm, startQueueForTests, workersThatRan, type QueueForTests } from './support';
@@ -99,7 +99,8 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 
 	beforeAll(async () => {
 		const startedAt = Date.now();
-		sandbox = await startSandbox({ requestsPerMinute: 0 });
+		// The service's retry schedule at 1/20 (0.25 s, 15 s, 90 s, 6 min, …), an answer waited for 60 s.
+		sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.05, webhookAnswerTimeoutMs: 60_000 });
 		limitedSandbox = await startSandbox({ requestsPerMinute: 20 });
 
 		const room = sandbox.state.rooms[0];
@@ -231,7 +232,8 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 		])('a burst of %i deliveries posted %i ms apart: one run each that reaches its last node', async (count, spacingMs) => {
 			const deliveries = burstDeliveries(sandbox, `queue_burst${count}`, count);
 			const answers = await postBurst(burstUrl(), sandbox.signingSecret, deliveries, spacingMs);
-			expect(answers.filter((answer) => answer.status !== 200 || answer.message !== 'Delivery accepted; run started')).toEqual([]);
+			// Each delivery is answered once its run on a worker has ended: 200 without a body.
+			expect(answers.filter((answer) => answer.status !== 200 || answer.message !== undefined)).toEqual([]);
 		figures[`burst of ${count}: deliveries sent again after a non-200 answer`] = retried(answers);
 			timings[`burst of ${count}: replies`] = await expectOneReplyEach(sandbox.origin, deliveries, 10 * 60_000);
 		}, 12 * 60_000);
@@ -258,7 +260,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 		it('starts one run per signed delivery of each event kind, on the workers; a forged one gets 401 and no run', async () => {
 			const webhookProcess = topology!.webhookProcesses[0];
 			const answers = await Promise.all(kinds.map((kind, index) => deliver(webhookProcess, firstIds[index], kind)));
-			expect(answers).toEqual(kinds.map(() => ({ status: 200, message: 'Delivery accepted; run started' })));
+			expect(answers).toEqual(kinds.map(() => ({ status: 200, message: undefined })));
 			const forged = await deliver(webhookProcess, 'msg_queue_forged', 'chat.message.sent', `whsec_${Buffer.from('not the secret').toString('base64')}`);
 			expect(forged.status).toBe(401);
 
@@ -274,7 +276,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 		it('starts no second run for a re-delivery 5 s later', async () => {
 			await sleep(5_000);
 			const later = await Promise.all(firstIds.map((id) => deliver(topology!.webhookProcesses[0], id)));
-			expect(later).toEqual(firstIds.map(() => ({ status: 200, message: ALREADY_ACCEPTED })));
+			expect(later).toEqual(firstIds.map(() => ({ status: 200, message: ALREADY_RUN })));
 			await sleep(3_000);
 			expect(await runs()).toHaveLength(4);
 		}, 60_000);
@@ -283,7 +285,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const webhookProcess = topology!.webhookProcesses[0];
 			const oneAtATime = kinds.map((kind) => `msg_queue_one_at_a_time_${kind}`);
 			for (const [index, id] of oneAtATime.entries()) {
-				expect(await deliver(webhookProcess, id, kinds[index])).toEqual({ status: 200, message: 'Delivery accepted; run started' });
+				expect(await deliver(webhookProcess, id, kinds[index])).toEqual({ status: 200, message: undefined });
 				await waitFor(`the run of ${id}`, runs, (executions) => executions.length === 4 + index + 1, 60_000);
 			}
 			const startedAt = Date.now();
@@ -291,7 +293,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			timings['webhook process restart'] = Date.now() - startedAt;
 			// The first four ran at the same moment on both workers; the later runs carried their ids.
 			const answers = await Promise.all([...oneAtATime, ...firstIds].map((id) => deliver(webhookProcess, id)));
-			expect(answers).toEqual([...oneAtATime, ...firstIds].map(() => ({ status: 200, message: ALREADY_ACCEPTED })));
+			expect(answers).toEqual([...oneAtATime, ...firstIds].map(() => ({ status: 200, message: ALREADY_RUN })));
 			await sleep(3_000);
 			expect(await runs()).toHaveLength(8);
 		}, 180_000);
@@ -303,12 +305,12 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			for (let round = 1; round <= RESTART_ROUNDS; round++) {
 				const overlapping = [1, 2, 3, 4].map((index) => `msg_queue_overlap_${round}_${index}`);
 				const before = (await runs()).length;
-				expect(await Promise.all(overlapping.map((id) => deliver(webhookProcess, id)))).toEqual(overlapping.map(() => ({ status: 200, message: 'Delivery accepted; run started' })));
+				expect(await Promise.all(overlapping.map((id) => deliver(webhookProcess, id)))).toEqual(overlapping.map(() => ({ status: 200, message: undefined })));
 				await waitFor('the 4 runs', runs, (executions) => finishedExecutions(executions).length === before + 4, 60_000);
 				await webhookProcess.restart();
 				const answers = await Promise.all(overlapping.map((id) => deliver(webhookProcess, id)));
 				expect(answers.every((answer) => answer.status === 200)).toBe(true);
-				startedAgain += answers.filter((answer) => answer.message !== ALREADY_ACCEPTED).length;
+				startedAgain += answers.filter((answer) => answer.message !== ALREADY_RUN).length;
 				await sleep(5_000);
 				for (const id of overlapping) rows[id] = await crmRowsFor(id);
 			}
@@ -326,10 +328,10 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			// One after the other, after the first run finished: the second process reads the id saved by that run.
 			const sequential = ['msg_queue_sequential_1', 'msg_queue_sequential_2', 'msg_queue_sequential_3'];
 			for (const id of sequential) {
-				expect(await deliver(first, id)).toEqual({ status: 200, message: 'Delivery accepted; run started' });
+				expect(await deliver(first, id)).toEqual({ status: 200, message: undefined });
 				await waitFor(`the run of ${id}`, runs, (executions) => executions.length === before + sequential.indexOf(id) + 1, 60_000);
 				expect(await crmRowsFor(id)).toBe(1);
-				expect(await deliver(second, id)).toEqual({ status: 200, message: ALREADY_ACCEPTED });
+				expect(await deliver(second, id)).toEqual({ status: 200, message: ALREADY_RUN });
 			}
 			await sleep(3_000);
 			expect((await runs()).length).toBe(before + sequential.length);
@@ -342,7 +344,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				const beforeTrial = (await runs()).length;
 				const both = await Promise.all([deliver(first, id), deliver(second, id)]);
 				expect(both.map((answer) => answer.status)).toEqual([200, 200]);
-				const accepted = both.filter((answer) => answer.message !== ALREADY_ACCEPTED).length;
+				const accepted = both.filter((answer) => answer.message !== ALREADY_RUN).length;
 				await waitFor(`the runs of ${id}`, runs, (executions) => executions.length === beforeTrial + accepted, 60_000);
 				runsStarted += accepted;
 				rows[id] = await crmRowsFor(id);
@@ -350,6 +352,35 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			figures['same delivery at two webhook processes at the same moment, 20 trials'] = { runsStarted, reachedTheNextNodeTwice: Object.values(rows).filter((count) => count > 1).length };
 			expect(Object.entries(rows).filter(([, count]) => count !== 1)).toEqual([]);
 		}, 600_000);
+	});
+
+	describe('a worker killed in the middle of a run the webhook trigger started', () => {
+		it('the webhook process answers it only when n8n fails the stalled job; the service\'s retry runs it again: each delivery has its effect once', async () => {
+			const webhookProcess = topology!.webhookProcesses[0];
+			const endpoint = await postJson<{ id: string }>(`${sandbox.origin}/_sandbox/webhook-endpoints`, { url: `${webhookProcess.current.url}/webhook/${BURST_WEBHOOK_ID}/webhook` });
+			const deliveries = burstDeliveries(sandbox, 'queue_killed', 3);
+			const before = (await allExecutionsOf(WORKFLOWS.burst)).length;
+			// The first run's Get Proposal is held by the service: that run is in its middle when its worker dies.
+			await postJson(`${sandbox.origin}/_sandbox/faults`, { kind: 'hold', method: 'GET', pathPrefix: '/v1/agency/proposals/', holdMs: 120_000 });
+			for (const delivery of deliveries) {
+				const data = { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } };
+				delivery.deliveryId = (await postJson<{ messageId: string }>(`${sandbox.origin}/_sandbox/events`, { type: 'chat.message.sent', data, endpointId: endpoint.id })).messageId;
+			}
+			await waitFor('the other two replies', () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.filter((delivery) => counts.has(delivery.deliveryId)).length === 2, 120_000);
+			const held = await waitFor('the held run', async () => (await allExecutionsOf(WORKFLOWS.burst)).slice(0, -before || undefined).filter((execution) => execution.status === 'running'), (found) => found.length === 1, 60_000);
+			const workerName = await waitFor('the worker of the held run', async () => (await workerOf(held))[0], (name) => name !== undefined, 30_000);
+			const worker = topology!.workers.find((candidate) => candidate.name === workerName)!;
+			const killedAt = Date.now();
+			await worker.current.kill();
+			await worker.restart();
+			await waitFor('a reply to each delivery', () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.every((delivery) => counts.has(delivery.deliveryId)), 8 * 60_000);
+			timings['worker killed in a run: from the kill to the reply of its delivery'] = Date.now() - killedAt;
+			await sleep(20_000);
+			expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
+			const ended = (await allExecutionsOf(WORKFLOWS.burst)).find((execution) => execution.id === held[0].id);
+			figures['the killed run'] = ended?.status;
+			expect(ended?.status).not.toBe('success');
+		}, 12 * 60_000);
 	});
 
 	describe('proposal trigger', () => {

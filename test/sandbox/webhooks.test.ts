@@ -226,6 +226,35 @@ describe('webhook retry schedule', () => {
 		}
 	});
 
+	test('counts an attempt not answered within the answer timeout as failed and retries it (the 15 s default is assumed: the spec names none)', async () => {
+		const sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.001, webhookAnswerTimeoutMs: 300 });
+		let answerFirstLate: (() => void) | undefined;
+		const server: Server = createServer((req, res) => {
+			req.resume();
+			if (!answerFirstLate) answerFirstLate = () => res.writeHead(200).end();
+			else res.writeHead(200).end();
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		try {
+			const ctl = control(sandbox);
+			await ctl.post('/webhook-endpoints', { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` });
+			const { messageId } = (await ctl.post('/events', { type: 'chat.message.sent' })).body;
+			const attempts = await waitFor(async () => {
+				const found = (await deliveriesOf(sandbox)).filter((delivery) => delivery.messageId === messageId);
+				return found.length === 2 && found;
+			});
+			expect(attempts.map(({ attempt, status, error }) => ({ attempt, status, error }))).toEqual([
+				{ attempt: 1, status: undefined, error: 'no answer within 300 ms' },
+				{ attempt: 2, status: 200, error: undefined },
+			]);
+		} finally {
+			answerFirstLate?.();
+			await sandbox.close();
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		}
+	});
+
 	test('close() cancels pending retries', async () => {
 		const sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.01 }); // first retry after 50 ms
 		const receiver = await startReceiver(() => 500);

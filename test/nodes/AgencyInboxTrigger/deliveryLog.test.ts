@@ -95,4 +95,28 @@ describe('DeliveryLog', () => {
 		for (const junk of [null, 'text', 42, { notAnHour: 'abcdefgh' }, [['id', 'not a time']]]) log.absorb(junk, now);
 		expect(log.buckets).toEqual({});
 	});
+	it('gives the stored form with a run\'s own ids added, the log unchanged, each id once', () => {
+		const log = new DeliveryLog();
+		log.add('msg_finished', now);
+		const withOwn = log.storedWith(['msg_own', 'msg_own', 'msg_finished'], now);
+		expect(isStored(withOwn, 'msg_own')).toBe(true);
+		expect(isStored(withOwn, 'msg_finished')).toBe(true);
+		expect(JSON.stringify(withOwn).length).toBe(JSON.stringify(log.buckets).length + 8);
+		expect(log.has('msg_own')).toBe(false);
+	});
+
+	it('tells whether a stored form lacks any of its ids', () => {
+		const log = new DeliveryLog();
+		for (const id of ['msg_1', 'msg_2']) log.add(id, now);
+		expect(log.isMissingFrom(JSON.parse(JSON.stringify(log.buckets)))).toBe(false);
+		const partial = new DeliveryLog();
+		partial.add('msg_2', now);
+		expect(log.isMissingFrom(JSON.parse(JSON.stringify(partial.buckets)))).toBe(true);
+		expect(log.isMissingFrom(undefined)).toBe(true);
+		expect(new DeliveryLog().isMissingFrom(undefined)).toBe(false);
+		// The same ids stored in another hour's bucket (another process accepted them an hour earlier).
+		const earlier = new DeliveryLog();
+		for (const id of ['msg_1', 'msg_2', 'msg_3']) earlier.add(id, now - HOUR);
+		expect(log.isMissingFrom(JSON.parse(JSON.stringify(earlier.buckets)))).toBe(false);
+	});
 });

@@ -1,8 +1,8 @@
 /**
  * The sandbox's webhook sender (standardwebhooks signatures, the spec's retry schedule) delivering
  * over real HTTP to a loopback server that hands each request to the trigger the way n8n's webhook
- * server does: raw body bytes, parsed body, headers, client address; n8n answers 200 itself unless
- * the node answered.
+ * server does: raw body bytes, parsed body, headers, client address; n8n answers itself unless the
+ * node answered: at once when no run starts, else when the run has ended (200, or 500 when it failed).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -57,23 +57,26 @@ class LoopbackN8n {
 			query: {},
 		});
 		const result = await this.trigger.webhook(n8nRequest, response);
-		const started = result.workflowData?.[0];
-		if (started) this.runs.push(...triggerOutput(await this.trigger.runStartedBy(started)));
-		if (fault === 'dropAnswerAfterTrigger') {
-			request.socket.destroy(); // the run started, but the sender never hears the 200
-			return;
-		}
 		if (result.noWebhookResponse) {
 			this.answers.push(response.statusCode);
 			return;
 		}
-		this.answer(response, 200, (result.webhookResponse as IDataObject) ?? { message: 'Workflow was started' });
+		const started = result.workflowData?.[0];
+		if (!started) {
+			this.answer(response, 200, result.webhookResponse as IDataObject);
+			return;
+		}
+		const run = await this.trigger.runStartedBy(started);
+		this.runs.push(...triggerOutput(run));
+		// The run ended: n8n answers (responseMode lastNode, no data), also into a connection already lost.
+		if (fault === 'dropAnswerAfterTrigger') request.socket.destroy();
+		this.answer(response, run.data.resultData.error ? 500 : 200);
 	}
 
-	private answer(response: ServerResponse, status: number, body: IDataObject) {
+	private answer(response: ServerResponse, status: number, body?: IDataObject) {
 		this.answers.push(status);
 		response.writeHead(status, { 'content-type': 'application/json' });
-		response.end(JSON.stringify(body));
+		response.end(body ? JSON.stringify(body) : undefined);
 	}
 }
 
@@ -149,7 +152,7 @@ describe('Agency Inbox Trigger with the sandbox sender over HTTP', () => {
 		expect(n8n.runs[0]).toMatchObject({ event: 'chat.message.sent', deliveryId: messageId });
 	});
 
-	it('starts one run when the run started but its 200 was lost: the retry is answered 200 without a run', async () => {
+	it('starts one run when its run ended but the 200 was lost: the retry is answered 200 without a run', async () => {
 		n8n.faults.push('dropAnswerAfterTrigger');
 		const { messageId } = await control(sandbox, 'POST', '/events', { type: 'bid_intent.scheduled' });
 		await waitFor(succeeded(sandbox, messageId as string));

@@ -1,4 +1,6 @@
 /** Request and response objects shaped like the ones n8n's webhook server hands to a node. */
+import { EventEmitter } from 'node:events';
+
 import type { IDataObject, IRun, IWebhookResponseData } from 'n8n-workflow';
 
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
@@ -39,13 +41,23 @@ export function n8nRequest({ body, headers = {}, ip = '127.0.0.1' }: RequestInpu
 	};
 }
 
-/** Records what the node writes when it answers a refused delivery itself. */
-export class RecordedResponse {
-	statusCode?: number;
+/**
+ * A response as n8n's webhook server hands it to the node: what the node writes when it answers
+ * itself, and n8n's own answer (`answerAfterRun`), with the events an Express response emits.
+ */
+export class RecordedResponse extends EventEmitter {
+	statusCode = 200;
 
 	headers: Record<string, string> = {};
 
 	body = '';
+
+	writableEnded = false;
+
+	writableFinished = false;
+
+	/** The sender stopped waiting (its answer timeout): it never sees the answer. */
+	private hungUp = false;
 
 	writeHead(status: number, headers: Record<string, string> = {}) {
 		this.statusCode = status;
@@ -55,12 +67,31 @@ export class RecordedResponse {
 
 	end(body = '') {
 		this.body = body;
+		this.writableEnded = true;
+		if (!this.hungUp) {
+			this.writableFinished = true;
+			this.emit('finish');
+			this.emit('close');
+		}
 		return this;
+	}
+
+	/** The sender hangs up before n8n answers: 'close' without 'finish'; n8n still ends the response later. */
+	hangUp() {
+		this.hungUp = true;
+		this.emit('close');
 	}
 }
 
+/** n8n's answer once a delivery's run ended (responseMode lastNode, responseData noData): 500 when the run failed, else 200. */
+export function answerAfterRun(response: RecordedResponse, run: IRun): number {
+	response.writeHead(run.data.resultData.error ? 500 : 200);
+	response.end();
+	return response.statusCode;
+}
+
 export interface Answer {
-	/** The status the sender sees: the node's own, else n8n's 200 for onReceived. */
+	/** The status the sender sees: the node's own, n8n's 200 for a no-run answer, or n8n's answer after the run. */
 	status: number;
 	/** Items of the run the delivery started; undefined when no run starts. */
 	items?: IDataObject[];
@@ -73,6 +104,7 @@ export async function receive(trigger: TriggerWorkflow, input: RequestInput, res
 	return await trigger.webhook(n8nRequest(input), response, 'default', mode);
 }
 
+/** One delivery as n8n handles it: webhook(), then the run it starts (the trigger node first), then n8n's answer. */
 export async function deliver(
 	trigger: TriggerWorkflow,
 	input: RequestInput,
@@ -81,13 +113,13 @@ export async function deliver(
 	const response = new RecordedResponse();
 	const result = await receive(trigger, input, response, mode);
 	if (result.noWebhookResponse) {
-		return { status: response.statusCode ?? 0, items: undefined, message: JSON.parse(response.body).message, result };
+		return { status: response.statusCode, items: undefined, message: JSON.parse(response.body).message, result };
 	}
 	const started = result.workflowData?.[0];
+	if (!started) return { status: 200, items: undefined, message: (result.webhookResponse as IDataObject | undefined)?.message as string | undefined, result };
 	// n8n then runs the workflow, starting with the trigger node itself: its output is what the workflow sees.
-	const items = started && triggerOutput(await trigger.runStartedBy(started, mode));
-	const message = (result.webhookResponse as IDataObject | undefined)?.message as string | undefined;
-	return { status: 200, items, message, result };
+	const run = await trigger.runStartedBy(started, mode);
+	return { status: answerAfterRun(response, run), items: triggerOutput(run), result };
 }
 
 /** The items the trigger node passed on in a run. */
@@ -121,7 +153,7 @@ export function inAnotherProcess(trigger: TriggerWorkflow): TriggerWorkflow {
 	jest.isolateModules(() => {
 		const { AgencyInboxTrigger: InAnotherProcess } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node')>('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node');
 		const { onceOnlyTiming: itsTiming } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/onceOnly')>('../../../nodes/AgencyInboxTrigger/onceOnly');
-		itsTiming.settleMs = onceOnlyTiming.settleMs;
+		Object.assign(itsTiming, onceOnlyTiming);
 		trigger.useNodeType(new InAnotherProcess());
 	});
 	return trigger;

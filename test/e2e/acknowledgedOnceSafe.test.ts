@@ -1,0 +1,226 @@
+/**
+ * A delivery acknowledged once its run has ended, in a real n8n (the pinned version, its default
+ * setup), with the sandbox delivering as the service does: to the Production URL (and the Test URL)
+ * registered as endpoints, each signed with its endpoint's secret, an attempt not answered within the
+ * answer timeout counted as failed, and the spec's retry schedule compressed (TIME_SCALE). n8n is
+ * killed (SIGKILL) in the middle of runs, and stopped (SIGTERM) during a burst of 30 whose runs wait on
+ * the request budget past n8n's graceful-shutdown time; after the restart and the sandbox's retries
+ * every delivery has its effect (one auto-reply at the sandbox naming its id) exactly once. Then the
+ * user's Retry of a failed and of a crashed execution, as the editor calls it, and both URLs of the
+ * trigger side by side.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+
+import { startSandbox, type Sandbox } from '../../sandbox';
+import { RETRY_DELAYS_SECONDS } from '../../sandbox/webhooks';
+import { NODE_TYPES, buildPackage, installIntoN8n, sandboxCredential } from '../../scripts/n8n/agencyInbox';
+import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
+import { signWebhook } from '../../scripts/n8n/signedWebhook';
+import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
+import { burstDeliveries, burstReplyWorkflow, notExactlyOnce, repliesPerDelivery, type BurstDelivery } from './bursts';
+import { getJson, listExecutions, postJson, recordedOutput, sleep, waitFor, type ExecutionSummary } from './support';
+
+const n8nVersion = SELECTED_N8N_VERSION;
+const SETUP_TIMEOUT_MS = 30 * 60_000;
+/** The service's schedule at 1/20: a failed attempt is retried after 0.25 s, 15 s, 90 s, 6 min, … */
+const TIME_SCALE = 0.05;
+/** n8n's graceful-shutdown time here (its default is 30 s); the burst's runs wait longer on the budget. */
+const GRACEFUL_SHUTDOWN_SECONDS = 10;
+/** The sandbox's answer timeout: long enough that no attempt times out before n8n is stopped. */
+const ANSWER_TIMEOUT_MS = 60_000;
+const REPLIES = {
+	workflowId: 'e2eAckReplies01',
+	webhookId: '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4c01',
+	credential: { id: 'ackCredential30', name: 'Agency Inbox, 30 per minute' },
+	requestsPerMinute: 30,
+};
+const URLS = { workflowId: 'e2eAckBothUrls1', webhookId: '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4c02', credential: { id: 'ackCredentialUrls', name: 'Agency Inbox, both URLs' } };
+const URLS_TRIGGER = 'Agency Inbox Trigger';
+/** Another endpoint's secret, for the Test URL. */
+const TEST_URL_SECRET = `whsec_${Buffer.from('agency-inbox-e2e-test-url-secret').toString('base64')}`;
+
+/** The trigger alone: each delivery one run, shown by n8n's execution list. */
+function bothUrlsWorkflow(): WorkflowToImport {
+	return {
+		id: URLS.workflowId,
+		name: 'E2E: Test URL and Production URL',
+		nodes: [
+			{
+				id: 'e2eac000-0000-4000-8000-000000000001',
+				name: URLS_TRIGGER,
+				type: NODE_TYPES.trigger,
+				typeVersion: 1,
+				position: [0, 0],
+				webhookId: URLS.webhookId,
+				parameters: { events: ['*'], options: {} },
+				credentials: { agencyInboxApi: URLS.credential },
+			},
+		],
+		connections: {},
+		settings: { executionOrder: 'v1' },
+	};
+}
+
+describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
+	let sandbox: Sandbox;
+	let n8n: RunningN8n | undefined;
+	let workDir: string;
+	let userFolder: string;
+	/** The sandbox's endpoint for the auto-reply's Production URL. */
+	let repliesEndpoint: string;
+	/** Starts n8n; again on the same port, where the service's endpoints point. */
+	const start = async () => {
+		const restartAt = Date.now();
+		n8n = await startN8n({ userFolder, port: n8n?.port, env: { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'info', N8N_GRACEFUL_SHUTDOWN_TIMEOUT: String(GRACEFUL_SHUTDOWN_SECONDS) } });
+		process.stderr.write(`n8n ready in ${((Date.now() - restartAt) / 1000).toFixed(0)} s\n`);
+	};
+	const productionUrl = (webhookId: string) => `${n8n!.url}/webhook/${webhookId}/webhook`;
+	const executionsOf = (workflowId: string) => listExecutions(n8n!.url, n8n!.restHeaders, workflowId);
+	const control = <T>(route: string, body: unknown) => postJson<T>(`${sandbox.origin}/_sandbox/${route}`, body);
+	/** The service sends a chat message event to the auto-reply's endpoint; the id is the one its attempts carry. */
+	const fire = async (delivery: BurstDelivery) => {
+		const data = { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } };
+		return (await control<{ messageId: string }>('events', { type: 'chat.message.sent', data, endpointId: repliesEndpoint })).messageId;
+	};
+	const fireAll = async (prefix: string, count: number) => {
+		const ids: BurstDelivery[] = [];
+		for (const delivery of burstDeliveries(sandbox, prefix, count)) ids.push({ ...delivery, deliveryId: await fire(delivery) });
+		return ids;
+	};
+	/** Waits for one reply per delivery (the sandbox retrying as the service does), then a while for any second one. */
+	const expectOneEffectEach = async (deliveries: BurstDelivery[], timeoutMs: number) => {
+		await waitFor(`a reply to each of ${deliveries.length} deliveries`, () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.every((delivery) => counts.has(delivery.deliveryId)), timeoutMs);
+		await sleep(RETRY_DELAYS_SECONDS[1] * 1000 * TIME_SCALE);
+		expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
+	};
+	const running = async (workflowId: string) => (await executionsOf(workflowId)).filter((execution) => execution.status === 'running');
+
+	beforeAll(async () => {
+		const progress = (line: string) => process.stderr.write(`${line}\n`);
+		await Promise.all([buildPackage(progress), ensureN8n(n8nVersion, progress)]);
+		sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: TIME_SCALE, webhookAnswerTimeoutMs: ANSWER_TIMEOUT_MS });
+		workDir = makeTempDir('e2e-ack');
+		userFolder = path.join(workDir, 'n8n');
+		await installIntoN8n({
+			userFolder,
+			n8nVersion,
+			credentials: [
+				{ ...sandboxCredential(sandbox, REPLIES.requestsPerMinute), ...REPLIES.credential },
+				{ ...sandboxCredential(sandbox), ...URLS.credential, data: { ...sandboxCredential(sandbox).data, testWebhookSigningSecret: TEST_URL_SECRET } },
+			],
+			workflows: [burstReplyWorkflow(REPLIES.workflowId, REPLIES.webhookId, REPLIES.credential), bothUrlsWorkflow()],
+			publish: [REPLIES.workflowId, URLS.workflowId],
+		});
+		await start();
+	}, SETUP_TIMEOUT_MS);
+
+	afterAll(async () => {
+		await n8n?.stop();
+		await sandbox?.close();
+		if (workDir) removeTempDir(workDir);
+	}, 60_000);
+
+	it('both URLs registered at the service, the same message at each: the test event is shown whatever production did, and the listening session leaves production as it was', async () => {
+		const testUrl = `${n8n!.url}/webhook-test/${URLS.webhookId}/webhook`;
+		await control('webhook-endpoints', { url: productionUrl(URLS.webhookId) });
+		await control('webhook-endpoints', { url: testUrl, secret: TEST_URL_SECRET });
+		const { messageId } = await control<{ messageId: string }>('events', { type: 'proposal.accepted', data: { proposal: { uid: 'prop-0001' } } });
+		// Production runs it; the Test URL answers 404 (nobody listens), so the service retries it there.
+		const ranInProduction = await waitFor('the production run', () => executionsOf(URLS.workflowId), (found) => found.some((execution) => execution.mode === 'webhook' && execution.status === 'success'));
+		expect(await recordedOutput(n8n!, ranInProduction[0].id, URLS_TRIGGER)).toEqual([expect.objectContaining({ deliveryId: messageId })]);
+
+		// Listen for test event, as the editor asks for it.
+		const listening = await fetch(`${n8n!.url}/rest/workflows/${URLS.workflowId}/run`, { method: 'POST', headers: n8n!.restHeaders, body: JSON.stringify({ triggerToStartFrom: { name: URLS_TRIGGER } }) });
+		expect(listening.status).toBe(200);
+		const shown = await waitFor('the test run', () => executionsOf(URLS.workflowId), (found) => found.some((execution) => execution.mode === 'manual' && execution.status === 'success'), 120_000);
+		const testRun = shown.find((execution) => execution.mode === 'manual')!;
+		expect(await recordedOutput(n8n!, testRun.id, URLS_TRIGGER)).toEqual([expect.objectContaining({ deliveryId: messageId })]);
+
+		// The session has ended: the same message at the Production URL still starts no second run; a new one runs.
+		await control('events', { type: 'proposal.accepted', data: { proposal: { uid: 'prop-0002' } } });
+		const productionRuns = (found: ExecutionSummary[]) => found.filter((execution) => execution.mode === 'webhook');
+		await waitFor('the second production run', () => executionsOf(URLS.workflowId), (found) => productionRuns(found).length === 2);
+		const again = await fetch(productionUrl(URLS.webhookId), { method: 'POST', ...resignedAttempt(messageId) });
+		expect({ status: again.status, body: await again.json() }).toEqual({ status: 200, body: { message: 'Delivery already run; no second run' } });
+		await sleep(2_000);
+		expect(productionRuns(await executionsOf(URLS.workflowId))).toHaveLength(2);
+	}, 240_000);
+
+	it('SIGKILL while runs wait for the service: after the restart and the retries, each delivery has its effect once; n8n lists the cut runs as crashed', async () => {
+		repliesEndpoint = (await control<{ id: string }>('webhook-endpoints', { url: productionUrl(REPLIES.webhookId) })).id;
+		// Each run's Get Proposal is held by the service, so the runs are in their middle when n8n is killed.
+		await control('faults', { kind: 'hold', method: 'GET', pathPrefix: '/v1/agency/proposals/', holdMs: 120_000, count: 5 });
+		const deliveries = await fireAll('killed', 5);
+		await waitFor('5 runs in their middle', () => running(REPLIES.workflowId), (found) => found.length === 5, 60_000);
+		await sleep(1_000);
+		await n8n!.kill();
+		await fetch(`${sandbox.origin}/_sandbox/faults`, { method: 'DELETE' });
+		expect((await repliesPerDelivery(sandbox.origin)).size).toBe(0);
+		await start();
+		await expectOneEffectEach(deliveries, 6 * 60_000);
+		const crashed = (await executionsOf(REPLIES.workflowId)).filter((execution) => execution.status === 'crashed');
+		expect(crashed).toHaveLength(5);
+	}, 10 * 60_000);
+
+	it("the user's Retry of a crashed execution runs the delivery again and reaches the next node", async () => {
+		const [crashed] = (await executionsOf(REPLIES.workflowId)).filter((execution) => execution.status === 'crashed');
+		const before = await repliesPerDelivery(sandbox.origin);
+		const retried = await retry(crashed.id);
+		expect(retried).toMatchObject({ status: 'success', retryOf: crashed.id });
+		const [reply] = await recordedOutput(n8n!, retried.id, 'Send Auto-Reply');
+		const deliveryId = String(reply.message).replace('Auto-reply to delivery ', '');
+		// The service's re-delivery had run it once already; the Retry runs it once more, as asked.
+		expect(before.get(deliveryId)).toBe(1);
+		expect((await repliesPerDelivery(sandbox.origin)).get(deliveryId)).toBe(2);
+	}, 120_000);
+
+	it("the user's Retry of a failed execution reaches the next node; the service's re-delivery of it started no run", async () => {
+		await control('faults', { kind: 'status', status: 500, method: 'POST', pathPrefix: '/v1/master-inbox/rooms/', count: 1 });
+		const [delivery] = await fireAll('failed', 1);
+		const failed = await waitFor('the failed run', () => executionsOf(REPLIES.workflowId), (found) => found.some((execution) => execution.status === 'error'));
+		const failedRun = failed.find((execution) => execution.status === 'error')!;
+		// n8n answered the failed run 500; the service's retry 0.25 s later was answered 200 without a run.
+		const attempts = await waitFor('the re-delivery', () => deliveriesTo(delivery.deliveryId), (found) => found.some((attempt) => attempt.status === 200));
+		expect(attempts.map((attempt) => attempt.status)).toEqual([500, 200]);
+		const retried = await retry(failedRun.id);
+		expect(retried).toMatchObject({ status: 'success', retryOf: failedRun.id });
+		expect(await recordedOutput(n8n!, retried.id, 'Send Auto-Reply')).toEqual([expect.objectContaining({ message: `Auto-reply to delivery ${delivery.deliveryId}` })]);
+		expect((await repliesPerDelivery(sandbox.origin)).get(delivery.deliveryId)).toBe(1);
+	}, 120_000);
+
+	it(`SIGTERM during a burst of 30 whose runs wait on the budget past n8n's ${GRACEFUL_SHUTDOWN_SECONDS} s graceful shutdown: each delivery has its effect once after the restart and the retries`, async () => {
+		const deliveries = await fireAll('stopped', 30);
+		// 30 requests a minute: each run's Get Proposal goes out at once, its Send Message a minute later.
+		await waitFor('30 runs waiting on the budget', () => running(REPLIES.workflowId), (found) => found.length === 30, 60_000);
+		const stoppedAt = Date.now();
+		await n8n!.stop((GRACEFUL_SHUTDOWN_SECONDS + 30) * 1000);
+		const log = await fs.readFile(n8n!.logFile, 'utf8');
+		expect(log).toContain(`Shutdown timed out after ${GRACEFUL_SHUTDOWN_SECONDS} seconds`);
+		const repliedBefore = await repliesPerDelivery(sandbox.origin);
+		process.stderr.write(`n8n exited ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after SIGTERM; ${deliveries.filter((delivery) => repliedBefore.has(delivery.deliveryId)).length} of the 30 runs had ended\n`);
+		await start();
+		await expectOneEffectEach(deliveries, 10 * 60_000);
+	}, 15 * 60_000);
+
+	/** The service's next attempt of the first message at the Production URL, signed anew. */
+	function resignedAttempt(messageId: string) {
+		const now = Math.floor(Date.now() / 1000);
+		const body = JSON.stringify({ type: 'proposal.accepted', timestamp: new Date().toISOString(), data: { proposal: { uid: 'prop-0001' } } });
+		return { headers: { 'content-type': 'application/json', 'webhook-id': messageId, 'webhook-timestamp': String(now), 'webhook-signature': signWebhook(sandbox.signingSecret, messageId, now, body) }, body };
+	}
+
+	/** What the sandbox recorded of the attempts of one message. */
+	async function deliveriesTo(messageId: string) {
+		const { data } = await getJson<{ data: Array<{ messageId: string; status?: number }> }>(`${sandbox.origin}/_sandbox/deliveries`);
+		return data.filter((attempt) => attempt.messageId === messageId);
+	}
+
+	/** Executions → Retry (with the original workflow), as the editor calls it: the run it started, once ended. */
+	async function retry(executionId: string): Promise<ExecutionSummary> {
+		const response = await fetch(`${n8n!.url}/rest/executions/${executionId}/retry`, { method: 'POST', headers: n8n!.restHeaders, body: JSON.stringify({ loadWorkflow: false }) });
+		if (!response.ok) throw new Error(`retry of ${executionId}: ${response.status} ${await response.text()}`);
+		return ((await response.json()) as { data: ExecutionSummary }).data;
+	}
+});
