@@ -13,7 +13,7 @@ import { releaseNode } from '../shared/processMemory';
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
 import { isEventSelected } from './envelope';
-import { acceptDelivery, claimRuns, registerTrigger, releaseTrigger, type WatchedResponse } from './onceOnly';
+import { acceptDelivery, claimRuns, registerTrigger, urlEnding, type WatchedResponse } from './onceOnly';
 import { isServiceSender } from './senderAllowlist';
 import { verifyWithCredential } from './signingSecret';
 
@@ -148,11 +148,9 @@ export class AgencyInboxTrigger implements INodeType {
 				registerTrigger(this);
 				return true;
 			},
-			// Runs when the workflow is deactivated, and when a listening session ends: only what this process keeps is let go.
+			// Runs when the workflow is deactivated, and when a listening session ends: what this process keeps for that URL is let go.
 			async delete(this: IHookFunctions): Promise<boolean> {
-				releaseTrigger(this);
-				// n8n's call does not say in every version which URL it ends: both URLs' entries go.
-				releaseNode({ workflow: String(this.getWorkflow().id), node: this.getNode().id });
+				releaseNode({ workflow: String(this.getWorkflow().id), node: this.getNode().id, url: urlEnding(this) });
 				return true;
 			},
 		},

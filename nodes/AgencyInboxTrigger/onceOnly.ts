@@ -5,8 +5,8 @@
  * webhook answers when the run's last node has run (`responseMode: 'lastNode'`: n8n answers 200 for a
  * run that ended, 500 for one that failed), so a run cut by a crash is never acknowledged: the service
  * re-delivers it and it runs again. The trigger calls `acceptDelivery` in webhook(), `claimRuns` in
- * execute() (the first step of the run a delivery starts) and `releaseTrigger` when its workflow is
- * deactivated.
+ * execute() (the first step of the run a delivery starts); delete() lets go of the URL `urlEnding` names
+ * (processMemory.ts `releaseNode`).
  *
  * What one process keeps per trigger node, at its Production URL (key: workflow, node, production):
  * - finished: ids whose run has ended. Learned from n8n's answer to the delivery (any answer when the
@@ -60,9 +60,11 @@
  */
 import { randomBytes } from 'node:crypto';
 
-import type { IDataObject, IExecuteFunctions, IHookFunctions, INodeExecutionData, IWebhookFunctions, WorkflowExecuteMode } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, IHookFunctions, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
+import type { NodeOwner, Url } from '../shared/processMemory';
+import { nodeOwnerOf, processStore, urlOf } from '../shared/processMemory';
 import { setRunOrder } from '../shared/runOrder';
 import type { Delivery } from './delivery';
 import { DELIVERY_MEMORY_MS, DeliveryLog, MAX_REMEMBERED_DELIVERIES, type StoredDeliveries } from './deliveryLog';
@@ -136,39 +138,46 @@ interface TriggerState {
 	warnedHour: number;
 }
 
-const triggers = new Map<string, TriggerState>();
+/** Each trigger node's memory at its Production URL. */
+const triggers = processStore<TriggerState>({
+	name: 'accepted delivery ids and claims',
+	belongsTo: 'a webhook trigger node at its Production URL',
+	lifetime: 'released at deactivation once no run of it goes on here; else 19 hours after its last use (its ids are kept 18 hours)',
+	keptMs: DELIVERY_MEMORY_MS + HOUR_MS,
+	renewedOnUse: true,
+	maxEntries: 10_000,
+	inUse: (state) => state.running.size > 0 || state.claiming.size > 0 || state.calling || state.pendingCalls.length > 0,
+});
+
 /** The Test URLs of listening sessions this process registered, so that their end leaves production alone. */
-const testUrls = new Set<string>();
+const listeningSessions = processStore<true>({
+	name: 'listening sessions at the Test URL',
+	belongsTo: 'a webhook trigger node at its Test URL',
+	lifetime: 'until the session ends (delete()), at most an hour (n8n ends a session after 2 minutes)',
+	keptMs: HOUR_MS,
+	renewedOnUse: false,
+	maxEntries: 10_000,
+});
 
 type NodeFunctions = IWebhookFunctions | IExecuteFunctions | IHookFunctions;
 
-/** n8n runs the Test URL (and the editor's manual runs) in 'manual' mode. */
-function urlOf(mode: WorkflowExecuteMode): 'test' | 'production' {
-	return mode === 'manual' ? 'test' : 'production';
-}
-
-function productionKey(context: NodeFunctions): string {
-	return `${context.getWorkflow().id}/${context.getNode().id}/production`;
+/** Once-only delivery is for the Production URL, whatever mode a run of it has (a Retry's included). */
+function productionOwner(context: NodeFunctions): NodeOwner {
+	return { ...nodeOwnerOf(context), url: 'production' };
 }
 
 function stateOf(context: IWebhookFunctions | IExecuteFunctions): TriggerState {
-	const key = productionKey(context);
-	let state = triggers.get(key);
-	if (!state) {
-		state = {
-			finished: new DeliveryLog(),
-			running: new Map(),
-			ranHere: new Set(),
-			attempts: new Map(),
-			claiming: new Set(),
-			pendingCalls: [],
-			calling: false,
-			runsOwnDeliveries: false,
-			warnedHour: -1,
-		};
-		triggers.set(key, state);
-	}
-	return state;
+	return triggers.obtain(productionOwner(context), () => ({
+		finished: new DeliveryLog(),
+		running: new Map(),
+		ranHere: new Set(),
+		attempts: new Map(),
+		claiming: new Set(),
+		pendingCalls: [],
+		calling: false,
+		runsOwnDeliveries: false,
+		warnedHour: -1,
+	}));
 }
 
 /** Until when the memory is incomplete (ids forgotten early), with a warning in n8n's log once an hour; 0 when it is not. */
@@ -454,21 +463,14 @@ function couldNotRecord(context: IExecuteFunctions, deliveryIds: string[]): Node
 
 /** When a listening session registers the Test URL (mode 'manual'): its end must leave production alone. */
 export function registerTrigger(context: IHookFunctions): void {
-	if (urlOf(context.getMode()) === 'test') testUrls.add(context.getNodeWebhookUrl('default') ?? '');
+	if (urlOf(context.getMode()) === 'test') listeningSessions.set({ ...nodeOwnerOf(context), url: 'test' }, true, context.getNodeWebhookUrl('default') ?? '');
 }
 
 /**
- * When the Production URL is deregistered (the workflow deactivated): forgets the finished ids this
- * process kept for the trigger (the static data keeps them); ids whose runs go on stay known as running
- * until n8n answers them. When a listening session at the Test URL ends (n8n calls the same method, in
- * the same mode), nothing: the Test URL keeps nothing.
+ * Which of the trigger's URLs a call of delete() ends. n8n calls it when the workflow is deactivated and
+ * when a listening session ends, in the same mode: a Test URL this process registered is the session's.
  */
-export function releaseTrigger(context: IHookFunctions): void {
-	const url = context.getNodeWebhookUrl('default') ?? '';
-	if (testUrls.delete(url)) return;
-	const key = productionKey(context);
-	const state = triggers.get(key);
-	if (!state) return;
-	if (state.running.size === 0) triggers.delete(key);
-	else state.finished = new DeliveryLog();
+export function urlEnding(context: IHookFunctions): Url {
+	const session = { ...nodeOwnerOf(context), url: 'test' } as const;
+	return listeningSessions.get(session, context.getNodeWebhookUrl('default') ?? '') ? 'test' : 'production';
 }

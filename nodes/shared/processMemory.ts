@@ -9,9 +9,10 @@
  *   Node code has no timers: what has expired is let go when any store is next used.
  * `resetProcessMemory` empties every store at once (tests).
  *
- * The stores, each stated where it is made: signing keys (signingSecret.ts), each polling node's last
- * hand-over (guardedPoll.ts), run order (runOrder.ts), request budgets (transport.ts), parameters the
- * service refused (serviceClient.ts). `processMemoryStores()` lists them with their entries.
+ * The stores, each stated where it is made: signing keys (signingSecret.ts), accepted delivery ids and
+ * claims and the listening sessions at the Test URL (onceOnly.ts), each polling node's last hand-over
+ * (guardedPoll.ts), run order (runOrder.ts), request budgets (transport.ts), parameters the service
+ * refused (serviceClient.ts). `processMemoryStores()` lists them with their entries.
  */
 import type { INode, WorkflowExecuteMode } from 'n8n-workflow';
 
@@ -135,11 +136,14 @@ export class ProcessStore<Value> {
 		this.entries.delete(`${ownerKey(owner)}\n${detail}`);
 	}
 
-	/** Lets go of every entry of the node (at one URL, or at both when none is given). */
+	/** Lets go of every entry of the node (at one URL, or at both when none is given); one in use goes once it is not. */
 	releaseNode(workflow: string, node: string, url?: Url): void {
 		const prefix = nodePrefix(workflow, node);
+		const nowMs = processMemoryTiming.now();
 		for (const [key, entry] of this.entries) {
-			if (url === undefined ? entry.owner.startsWith(prefix) : entry.owner === `${prefix}${url}`) this.entries.delete(key);
+			if (url === undefined ? !entry.owner.startsWith(prefix) : entry.owner !== `${prefix}${url}`) continue;
+			if (this.inUse(entry, nowMs)) entry.expiresAtMs = nowMs;
+			else this.entries.delete(key);
 		}
 	}
 

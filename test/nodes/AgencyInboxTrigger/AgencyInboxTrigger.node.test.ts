@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { HookContext } from 'n8n-core';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
+import { processMemoryStores } from '../../../nodes/shared/processMemory';
 import { pipelineTiming } from '../../../nodes/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
 import { onceOnlyTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly';
@@ -286,8 +287,11 @@ describe('Agency Inbox Trigger: the user\'s Retry and the Test URL', () => {
 			for (const id of ['msg_both_urls', 'msg_going_on']) {
 				expect((await deliver(trigger, signedRequest(body, testSecret, { id }), 'manual')).items).toEqual([expect.objectContaining({ deliveryId: id })]);
 			}
-			// The session ends: n8n calls delete() in the mode and activation of a deactivation.
+			// The session ends: n8n calls delete() in the mode and activation of a deactivation. Only the Test URL's entries go.
+			const entries = () => Object.fromEntries(processMemoryStores().map((store) => [store.name, store.entries]));
+			const before = entries();
 			expect(await methods.delete.call(new HookContext(trigger.workflow, trigger.node, trigger.additionalData, 'internal', 'update', { isTest: true } as never))).toBe(true);
+			expect(entries()).toEqual({ ...before, 'signing keys': before['signing keys'] - 1, 'listening sessions at the Test URL': before['listening sessions at the Test URL'] - 1 });
 
 			// Production is as it was: its memory still knows the run that ended (its save was lost meanwhile) and the one going on.
 			trigger.savedStaticData = {};
@@ -426,8 +430,9 @@ describe('Agency Inbox Trigger: the claim of a run in another process', () => {
 		release!();
 		held = undefined;
 		expect((await runs).flat().map((item) => item.deliveryId).sort()).toEqual([...ids].sort());
-		// Two calls per run unshared (a record and a read-back).
-		expect(calls.get('burst-shares-calls')).toBeLessThan(ids.length / 2);
+		// Two calls per run unshared (a record and a read-back); shared, fewer than one per run (how many
+		// batches form depends on how fast the engine starts the runs, slower on a busy machine).
+		expect(calls.get('burst-shares-calls')).toBeLessThan(ids.length);
 	});
 });
 

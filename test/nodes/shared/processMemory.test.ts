@@ -6,6 +6,7 @@ import { HookContext } from 'n8n-core';
 
 import { AgencyInboxInvitationTrigger } from '../../../nodes/AgencyInboxInvitationTrigger/AgencyInboxInvitationTrigger.node';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
+import { registerTrigger } from '../../../nodes/AgencyInboxTrigger/onceOnly';
 import { longestPollGapMs, pollMemoryKeptMs } from '../../../nodes/shared/guardedPoll';
 import { processMemoryStores, processMemoryTiming, processStore, releaseNode, resetProcessMemory, type StoreRules } from '../../../nodes/shared/processMemory';
 import { startSandbox } from '../../../sandbox';
@@ -64,6 +65,15 @@ describe('a process store', () => {
 		expect(store.get(otherNode)).toBe('other node');
 	});
 
+	it('releases an entry in use once it is not in use any more, not before', () => {
+		const store = storeWith<{ runs: number }>({ keptMs: HOUR, inUse: (value) => value.runs > 0 });
+		const running = store.set(production, { runs: 1 });
+		releaseNode({ workflow: 'w1', node: 'n1', url: 'production' });
+		expect(store.get(production)).toBe(running);
+		running.runs = 0;
+		expect(store.get(production)).toBeUndefined();
+	});
+
 	it('lets an entry go its lifetime after it was written, or after its last use where uses renew it', () => {
 		const written = storeWith<string>({ keptMs: MINUTE });
 		const renewed = storeWith<string>({ keptMs: MINUTE, renewedOnUse: true });
@@ -118,6 +128,8 @@ describe('the stores of the nodes', () => {
 	it('every one states what it belongs to, its lifetime and its bound', () => {
 		const named = processMemoryStores().filter((store) => !store.name.startsWith('test store'));
 		expect(named.map((store) => store.name).sort()).toEqual([
+			'accepted delivery ids and claims',
+			'listening sessions at the Test URL',
 			'optional query parameters the service refused',
 			"polling nodes' last hand-over",
 			'request budgets',
@@ -131,15 +143,20 @@ describe('the stores of the nodes', () => {
 		}
 	});
 
-	it("the webhook trigger's signing keys: one per URL, released when the workflow is deactivated", async () => {
+	it("the webhook trigger's signing keys: one per URL, the Test URL's released when the listening session ends, the Production URL's when the workflow is deactivated", async () => {
 		const secrets = { webhookSigningSecret: newSigningSecret(), testWebhookSigningSecret: newSigningSecret() };
 		const trigger = triggerWith({}, secrets);
 		const body = JSON.stringify({ type: 'bid_intent.scheduled', data: { jobUid: 'j', bidId: 'b' } });
+		// The editor listens: n8n registers the Test URL (as create() does, in manual mode).
+		registerTrigger(new HookContext(trigger.workflow, trigger.node, trigger.additionalData, 'manual', 'manual', { isTest: true } as never));
 		expect((await deliver(trigger, signDelivery(secrets.webhookSigningSecret, body))).status).toBe(200);
 		expect((await deliver(trigger, signDelivery(secrets.testWebhookSigningSecret, body), 'manual')).status).toBe(200);
 		expect(entriesOf('signing keys')).toBe(2);
-		const deactivation = new HookContext(trigger.workflow, trigger.node, trigger.additionalData, 'internal', 'update');
-		await new AgencyInboxTrigger().webhookMethods.default.delete.call(deactivation);
+		// n8n ends the session and deactivates the workflow with the same call, in the same mode; the session's is for its Test URL.
+		const deletion = (webhookData: object) => new HookContext(trigger.workflow, trigger.node, trigger.additionalData, 'internal', 'update', webhookData as never);
+		await new AgencyInboxTrigger().webhookMethods.default.delete.call(deletion({ isTest: true }));
+		expect(entriesOf('signing keys')).toBe(1);
+		await new AgencyInboxTrigger().webhookMethods.default.delete.call(deletion({}));
 		expect(entriesOf('signing keys')).toBe(0);
 	});
 
@@ -214,7 +231,6 @@ describe('the one owner', () => {
 	}
 
 	it('holds every store under nodes/: no module keeps a map, a set or a variable of its own', () => {
-		// onceOnly.ts moves under the owner once the once-only rework (issue 34) is merged.
-		expect(moduleLevelStores().map((store) => store.replace(/:\d+:/, ':'))).toEqual(['nodes/AgencyInboxTrigger/onceOnly.ts: const triggers = new Map<string, TriggerState>();']);
+		expect(moduleLevelStores()).toEqual([]);
 	});
 });
