@@ -1,9 +1,11 @@
 /**
  * Debian's Chromium (`/usr/bin/chromium`, never a downloaded browser), headless, driven with
  * playwright-core, in a new empty profile folder that is removed when the browser closes (or when
- * the process ends, whatever happened).
+ * the process ends, whatever happened); its HOME and XDG folders are in that profile too.
  */
 import { existsSync } from 'node:fs';
+import path from 'node:path';
+
 import { chromium, type BrowserContext } from 'playwright-core';
 import { makeTempDir, removeTempDir } from '../tempDirs';
 
@@ -18,6 +20,8 @@ const CHROMIUM_FLAGS = [
 	'--disable-background-networking',
 	'--disable-component-update',
 	'--disable-sync',
+	'--disable-crash-reporter',
+	'--disable-breakpad',
 ];
 
 export interface Browser {
@@ -35,6 +39,8 @@ export async function launchChromium(options: { colorScheme?: 'light' | 'dark'; 
 			executablePath: CHROMIUM_PATH,
 			headless: true,
 			args: CHROMIUM_FLAGS,
+			// Chromium writes its crash reports and settings under HOME and the XDG folders: into the profile, not the user's home.
+			env: { ...process.env, HOME: profileDir, XDG_CONFIG_HOME: path.join(profileDir, 'config'), XDG_CACHE_HOME: path.join(profileDir, 'cache') },
 			viewport: options.viewport ?? { width: 1280, height: 800 },
 			colorScheme: options.colorScheme ?? 'light',
 			timezoneId: 'UTC',
