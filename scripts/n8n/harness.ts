@@ -438,6 +438,7 @@ const READY_LINES: Record<N8nCommand, string> = {
 };
 const BROWSER_ID = 'n8n-harness';
 const running = new Set<ChildProcess>();
+const EXIT_WITH_PARENT = path.join(__dirname, 'exitWithParent.js');
 
 // A test runner that exits without calling stop() must not leave n8n behind (its task runner
 // exits by itself once n8n is gone).
@@ -475,7 +476,12 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 
 	const startedAt = Date.now();
 	// Same process group as the caller, so Ctrl-C in a terminal also stops n8n gracefully.
-	const child = spawn(runtime.nodeBinary, [runtime.n8nBin, command, ...(options.args ?? [])], { cwd: userFolder, env, stdio: ['ignore', 'pipe', 'pipe'] });
+	// And n8n exits by itself when this process is killed (exitWithParent.js).
+	const child = spawn(runtime.nodeBinary, ['--require', EXIT_WITH_PARENT, runtime.n8nBin, command, ...(options.args ?? [])], {
+		cwd: userFolder,
+		env: { ...env, AGENCY_INBOX_PARENT_PID: String(process.pid) },
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	running.add(child);
 	const exited = new Promise<void>((resolve) => child.once('exit', () => {
 		running.delete(child);
