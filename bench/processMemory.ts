@@ -26,7 +26,7 @@ import { startSandbox } from '../sandbox';
 import { deduplicationStore } from '../test/helpers/deduplicationStore';
 import { runNode, TriggerWorkflow, type CredentialData } from '../test/helpers/engine';
 import { newSigningSecret, signDelivery } from '../test/nodes/AgencyInboxTrigger/signedDeliveries';
-import { n8nRequest, RecordedResponse } from '../test/nodes/AgencyInboxTrigger/webhookRequests';
+import { answerAfterRun, n8nRequest, RecordedResponse } from '../test/nodes/AgencyInboxTrigger/webhookRequests';
 
 /* eslint-disable @typescript-eslint/no-require-imports */
 // Under ts-node, Node resolves `….node` to the codex `….node.json` beside it before `….node.ts`.
@@ -97,9 +97,10 @@ class BenchWorkflow {
 		);
 	}
 
-	private hook(mode: 'trigger' | 'manual' | 'internal', activation: 'activate' | 'manual' | 'update') {
+	/** A call of n8n's webhook hooks; `isTest` for those of a listening session (its Test URL). */
+	private hook(mode: 'trigger' | 'manual' | 'internal', activation: 'activate' | 'manual' | 'update', isTest = false) {
 		const trigger = this.webhookTrigger;
-		return new HookContext(trigger.workflow, trigger.node, trigger.additionalData, mode, activation);
+		return new HookContext(trigger.workflow, trigger.node, trigger.additionalData, mode, activation, { isTest } as never);
 	}
 
 	async activate(): Promise<void> {
@@ -109,9 +110,11 @@ class BenchWorkflow {
 
 	private async deliver(secret: string, id: string, mode: 'webhook' | 'manual'): Promise<void> {
 		const body = JSON.stringify({ type: 'chat.message.sent', data: { proposal: { uid: 'prop-0001' }, message: { text: 'Hello' }, chat: { id: 'room-001' } } });
-		const result = await this.webhookTrigger.webhook(n8nRequest(signDelivery(secret, body, { id })), new RecordedResponse(), 'default', mode);
+		const response = new RecordedResponse();
+		const result = await this.webhookTrigger.webhook(n8nRequest(signDelivery(secret, body, { id })), response, 'default', mode);
 		const items = result.workflowData?.[0];
-		if (items) await this.webhookTrigger.runStartedBy(items, mode);
+		// n8n answers a delivery that started a run once the run has ended.
+		if (items) answerAfterRun(response, await this.webhookTrigger.runStartedBy(items, mode));
 	}
 
 	async use(): Promise<void> {
@@ -119,9 +122,9 @@ class BenchWorkflow {
 		await this.deliver(this.secrets.production, `msg_${this.id}_2`, 'webhook');
 		await this.deliver(this.secrets.production, `msg_${this.id}_1`, 'webhook');
 		// A test listening session: n8n registers the Test URL, one delivery, then deregisters it.
-		await new AgencyInboxTrigger().webhookMethods.default.create.call(this.hook('manual', 'manual'));
+		await new AgencyInboxTrigger().webhookMethods.default.create.call(this.hook('manual', 'manual', true));
 		await this.deliver(this.secrets.test, `msg_${this.id}_test`, 'manual');
-		await new AgencyInboxTrigger().webhookMethods.default.delete.call(this.hook('internal', 'update'));
+		await new AgencyInboxTrigger().webhookMethods.default.delete.call(this.hook('internal', 'update', true));
 		for (const trigger of this.pollingTriggers) await trigger.poll();
 		await runNode({ type: 'agencyInbox', nodeType: new AgencyInbox(), parameters: { resource: 'agency', operation: 'get' }, credentials: { agencyInboxApi: this.credential } });
 	}
