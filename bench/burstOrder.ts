@@ -5,19 +5,25 @@
  * the mean time from a delivery's sending to its reply beside the oldest-first schedule over the same
  * request times (the k-th delivery answered by the 2k-th request, not before it was sent), how many
  * replies came after a reply to a later delivery, and when the deliveries were answered (the trigger
- * answers 200 once a delivery's run has ended). In queue mode also what the claim across
- * processes costs: the median duration of a run of the trigger alone on a worker beside a run of n8n's
- * Webhook node alone. Prints; never fails.
+ * answers 200 once a delivery's run has ended), how many of those answers would come after the
+ * service's answer timeout (15 s assumed, the sandbox's) and when the service would then count each
+ * delivery acknowledged: its retry 5 s after the failed attempt gets 409 while the run goes on (another
+ * failure, next retry 5 minutes later) and 200 once it ended. With BENCH_REFERENCE=<commit> the default
+ * setup first runs the same burst into that commit's trigger (bench/support/referencePackage.ts), in
+ * the same n8n with the same action nodes, after one delivery into each and a minute apart. In queue
+ * mode also what the claim across processes costs: the median duration of a run of the trigger alone
+ * on a worker beside a run of n8n's Webhook node alone. Prints; never fails.
  *
  *   node --require ts-node/register/transpile-only bench/burstOrder.ts
  *
  * Environment: AGENCY_INBOX_N8N_VERSION, BENCH_BURST (deliveries, default 30), BENCH_SETUPS
- * ("default,queue" by default), BENCH_ALONE_RUNS (queue mode, default 10).
+ * ("default,queue" by default), BENCH_ALONE_RUNS (queue mode, default 10), BENCH_REFERENCE (a commit).
  */
 import path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../sandbox';
 import type { RequestLogEntry } from '../sandbox/core';
+import { DEFAULT_ANSWER_TIMEOUT_MS, RETRY_DELAYS_SECONDS } from '../sandbox/webhooks';
 import { NODE_TYPES, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, sandboxCredential } from '../scripts/n8n/agencyInbox';
 import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../scripts/n8n/install';
@@ -27,6 +33,7 @@ import { makeTempDir, removeTempDir } from '../scripts/tempDirs';
 import { burstDeliveries, burstReplyWorkflow, firstReplyTimes, postBurst, type BurstDelivery } from '../test/e2e/bursts';
 import { getJson } from '../test/e2e/support';
 import { finishedRunsAfter, median, newestExecutionId, runDurationMs } from './support/n8nRuns';
+import { REFERENCE_COMMIT, installReferencePackage, withReferenceTrigger } from './support/referencePackage';
 
 const n8nVersion = SELECTED_N8N_VERSION;
 const burstSize = Number(process.env.BENCH_BURST || 30);
@@ -38,6 +45,9 @@ const REQUESTS_PER_RUN = 2;
 const SPACING_MS = 100;
 const BURST_WORKFLOW = 'benchBurstOrder1';
 const BURST_WEBHOOK_ID = '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4c01';
+const REFERENCE_BURST = { workflowId: 'benchBurstRefer1', webhookId: '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4c04' };
+/** Lets the limiter's rolling minute of one burst pass before the next burst starts. */
+const BETWEEN_BURSTS_MS = 60_000;
 const ALONE = { trigger: 'benchAloneTrig01', webhookNode: 'benchAloneHook01', triggerWebhookId: '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4c02', webhookPath: 'bench-alone' };
 const REPLY_WAIT_MS = 10 * 60_000;
 
@@ -45,11 +55,30 @@ interface Fairness {
 	/** From a delivery's sending to its 200 (its run's end): median and last. */
 	answeredMedianMs?: number;
 	answeredLastMs?: number;
+	/** Answers after the service's answer timeout, and when the service would count the last delivery acknowledged. */
+	pastTimeout?: number;
+	acknowledgedLastMs?: number;
 	meanMs: number;
 	oldestFirstMs: number;
 	outOfOrder: number;
 	lastReplyMs: number;
 	floorMs: number;
+}
+
+/**
+ * When the service counts a delivery acknowledged, from n8n's answer to its first attempt (ms after
+ * sending): an attempt unanswered within the answer timeout fails; each retry (after the spec's waits)
+ * gets 409 while the run goes on, a failure again, and 200 once the run has ended.
+ */
+export function acknowledgedAfterMs(answeredMs: number, timeoutMs = DEFAULT_ANSWER_TIMEOUT_MS): number {
+	if (answeredMs <= timeoutMs) return answeredMs;
+	let failedAt = timeoutMs;
+	for (const waitSeconds of RETRY_DELAYS_SECONDS) {
+		const retryAt = failedAt + waitSeconds * 1000;
+		if (retryAt >= answeredMs) return retryAt;
+		failedAt = retryAt;
+	}
+	return Infinity;
 }
 
 /**
@@ -75,8 +104,8 @@ export function fairness(accepted: Array<{ deliveryId: string; at: number }>, re
 	};
 }
 
-async function burstAndReplies(webhookUrl: string, sandbox: Sandbox, prefix: string): Promise<Fairness> {
-	const deliveries: BurstDelivery[] = burstDeliveries(sandbox, prefix, burstSize);
+async function burstAndReplies(webhookUrl: string, sandbox: Sandbox, prefix: string, size = burstSize): Promise<Fairness> {
+	const deliveries: BurstDelivery[] = burstDeliveries(sandbox, prefix, size);
 	const requestsBefore = (await getJson<{ data: RequestLogEntry[] }>(`${sandbox.origin}/_sandbox/requests`)).data.length;
 	const answers = await postBurst(webhookUrl, sandbox.signingSecret, deliveries, SPACING_MS);
 	const refused = answers.filter((answer) => answer.status !== 200);
@@ -98,6 +127,8 @@ async function burstAndReplies(webhookUrl: string, sandbox: Sandbox, prefix: str
 		),
 		answeredMedianMs: median(answered),
 		answeredLastMs: answered[answered.length - 1],
+		pastTimeout: answered.filter((ms) => ms > DEFAULT_ANSWER_TIMEOUT_MS).length,
+		acknowledgedLastMs: Math.max(...answered.map((ms) => acknowledgedAfterMs(ms))),
 	};
 }
 
@@ -107,7 +138,8 @@ function describe(setup: string, result: Fairness): string {
 		`  ${setup}: mean delivery to reply ${(result.meanMs / 1000).toFixed(1)} s, oldest first ${(result.oldestFirstMs / 1000).toFixed(1)} s: ` +
 		`${ratio.toFixed(2)} (target <= ${TARGET_RATIO}: ${ratio <= TARGET_RATIO ? 'MET' : 'NOT MET'}); ${result.outOfOrder} replies out of order; ` +
 		`last reply ${(result.lastReplyMs / 1000).toFixed(0)} s after the first delivery (the limiter's floor ${result.floorMs / 1000} s); ` +
-		`answered 200 ${((result.answeredMedianMs ?? 0) / 1000).toFixed(1)} s (median) and ${((result.answeredLastMs ?? 0) / 1000).toFixed(1)} s (last) after sending`
+		`answered 200 ${((result.answeredMedianMs ?? 0) / 1000).toFixed(1)} s (median) and ${((result.answeredLastMs ?? 0) / 1000).toFixed(1)} s (last) after sending, ` +
+		`${result.pastTimeout} of ${burstSize} after the service's answer timeout (${DEFAULT_ANSWER_TIMEOUT_MS / 1000} s assumed): the last acknowledged for the service ${((result.acknowledgedLastMs ?? 0) / 1000).toFixed(0)} s after sending`
 	);
 }
 
@@ -150,16 +182,27 @@ async function runsAlone(main: RunningN8n, webhookOrigin: string, signingSecret:
 async function defaultSetup(summary: string[]): Promise<void> {
 	const sandbox = await startSandbox({ requestsPerMinute: REQUESTS_PER_MINUTE });
 	const workDir = makeTempDir('bench-burst-order');
+	const userFolder = path.join(workDir, 'n8n');
 	let n8n: RunningN8n | undefined;
 	try {
+		if (REFERENCE_COMMIT) await installReferencePackage(userFolder, REFERENCE_COMMIT, n8nVersion);
+		const reference = REFERENCE_COMMIT ? [withReferenceTrigger(burstReplyWorkflow(REFERENCE_BURST.workflowId, REFERENCE_BURST.webhookId, SAMPLE_CREDENTIAL))] : [];
 		await installIntoN8n({
-			userFolder: path.join(workDir, 'n8n'),
+			userFolder,
 			n8nVersion,
 			credentials: [sandboxCredential(sandbox, REQUESTS_PER_MINUTE)],
-			workflows: [burstReplyWorkflow(BURST_WORKFLOW, BURST_WEBHOOK_ID, SAMPLE_CREDENTIAL)],
-			publish: [BURST_WORKFLOW],
+			workflows: [burstReplyWorkflow(BURST_WORKFLOW, BURST_WEBHOOK_ID, SAMPLE_CREDENTIAL), ...reference],
+			publish: [BURST_WORKFLOW, ...reference.map((workflow) => workflow.id)],
 		});
-		n8n = await startN8n({ userFolder: path.join(workDir, 'n8n') });
+		n8n = await startN8n({ userFolder });
+		if (REFERENCE_COMMIT) {
+			// A delivery into each first, so that neither burst meets an n8n that has run nothing yet.
+			await burstAndReplies(`${n8n.url}/webhook/${REFERENCE_BURST.webhookId}/webhook`, sandbox, 'warm_reference', 1);
+			await burstAndReplies(`${n8n.url}/webhook/${BURST_WEBHOOK_ID}/webhook`, sandbox, 'warm_default', 1);
+			await new Promise((resolve) => setTimeout(resolve, BETWEEN_BURSTS_MS));
+			summary.push(describe(`n8n's default setup, the trigger of ${REFERENCE_COMMIT}`, await burstAndReplies(`${n8n.url}/webhook/${REFERENCE_BURST.webhookId}/webhook`, sandbox, 'order_reference')));
+			await new Promise((resolve) => setTimeout(resolve, BETWEEN_BURSTS_MS));
+		}
 		summary.push(describe("n8n's default setup", await burstAndReplies(`${n8n.url}/webhook/${BURST_WEBHOOK_ID}/webhook`, sandbox, 'order_default')));
 	} finally {
 		await n8n?.stop();

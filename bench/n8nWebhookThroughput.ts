@@ -13,16 +13,18 @@
  * each workflow's static data holding a day of ids at BENCH_DELIVERIES_PER_DAY (the service's usual
  * 10,000), and a fourth time with a day of 100,000 (n8n reads a workflow's whole static data twice per
  * delivery and writes it after each run). Ours answers a delivery once its run has ended; the other two
- * on receipt. Per receiver: deliveries answered and runs finished per second under load
- * (BENCH_CONCURRENCY in flight), n8n's CPU time per delivery, the answer time (sending to answer) and
- * the median run duration (n8n's start to stop of each run), under load and alone (one delivery at a
- * time). Prints the figures beside the targets; never fails.
+ * on receipt. With BENCH_REFERENCE=<commit>, that commit's trigger too (store empty, the same day of
+ * ids; bench/support/referencePackage.ts), e.g. one that answered on receipt. Per receiver: deliveries
+ * answered and runs finished per second under load (BENCH_CONCURRENCY in flight), n8n's CPU time per
+ * delivery, the answer time (sending to answer) and the median run duration (n8n's start to stop of each
+ * run), under load and alone (one delivery at a time). Prints the figures beside the targets; never fails.
  *
  *   node --require ts-node/register/transpile-only bench/n8nWebhookThroughput.ts
  *
  * Environment: AGENCY_INBOX_N8N_VERSION, BENCH_DELIVERIES (per receiver and round, default 200),
  * BENCH_CONCURRENCY (default 8), BENCH_ROUNDS (default 2), BENCH_ALONE_RUNS (default 12),
- * BENCH_DELIVERIES_PER_DAY (default 10000), BENCH_N8N_ENV (JSON of extra n8n variables).
+ * BENCH_DELIVERIES_PER_DAY (default 10000), BENCH_N8N_ENV (JSON of extra n8n variables), BENCH_REFERENCE
+ * (a commit).
  */
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -30,6 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 import { STORE_ENTRIES } from '../nodes/AgencyInboxTrigger/onceOnly';
+import { startSandbox } from '../sandbox';
 import { NODE_TYPES, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, triggerWebhooks } from '../scripts/n8n/agencyInbox';
 import { webhookTriggerSource, writeCommunityPackage } from '../scripts/n8n/generatedPackage';
 import { ensureN8n, prepareUserFolder, startN8n, type RunningN8n, type WorkflowToImport } from '../scripts/n8n/harness';
@@ -38,6 +41,7 @@ import { runLoad, type PreparedRequest } from '../scripts/n8n/loadGenerator';
 import { signedDelivery } from '../scripts/n8n/signedWebhook';
 import { TRIGGER_NODE_NAME, oneDayOfDeliveries, serviceDeliveryId, staticDataWith } from './deliveryMemory';
 import { cpuMsOf, finishedRunsAfter, median, newestExecutionId, runDurationMs } from './support/n8nRuns';
+import { REFERENCE_COMMIT, installReferencePackage, withReferenceTrigger } from './support/referencePackage';
 
 const TARGETS = { processedRatio: 0.9, aloneExtraMs: 100, underLoadRatio: 2 };
 const n8nVersion = SELECTED_N8N_VERSION;
@@ -67,7 +71,7 @@ const MINIMAL_TRIGGER = webhookTriggerSource({
 });
 const HAND_BUILT_PATH = 'bench-hand-built';
 
-type Kind = 'ours' | 'minimal' | 'handBuilt';
+type Kind = 'ours' | 'reference' | 'minimal' | 'handBuilt';
 
 interface Receiver {
 	label: string;
@@ -246,6 +250,10 @@ async function measure(userFolder: string, receivers: Receiver[], secret: string
 		const ours = receivers.filter((receiver) => receiver.kind === 'ours');
 		const webhooks = await triggerWebhooks(n8n.url, ours.map((receiver) => receiver.workflow));
 		ours.forEach((receiver, index) => (receiver.url = webhooks[index].productionUrl));
+		// The reference trigger serves the same path under its own webhook id.
+		const reference = receivers.find((receiver) => receiver.kind === 'reference');
+		const webhookIdOf = (receiver: Receiver) => (receiver.workflow.nodes[0] as { webhookId: string }).webhookId;
+		if (reference) reference.url = ours[0].url!.replace(webhookIdOf(ours[0]), webhookIdOf(reference));
 		receivers.find((receiver) => receiver.kind === 'minimal')!.url = `${n8n.url}/webhook/${MINIMAL_WEBHOOK_ID}/delivery`;
 		receivers.find((receiver) => receiver.kind === 'handBuilt')!.url = `${n8n.url}/webhook/${HAND_BUILT_PATH}`;
 		console.log(`  ${await checkRemembered(ours[0].url!, secret, rememberedId)}`);
@@ -278,7 +286,7 @@ function table(figures: Map<Receiver, Figures>): string[] {
 	}
 	const verdict = (met: boolean) => (met ? 'MET' : 'NOT MET');
 	for (const [receiver, of] of figures) {
-		if (receiver.kind !== 'ours') continue;
+		if (receiver.kind !== 'ours' && receiver.kind !== 'reference') continue;
 		const ratio = processed(of) / processed(minimal);
 		const extraAlone = median(of.alone) - median(minimal.alone);
 		const loadRatio = median(of.underLoad) / median(minimal.underLoad);
@@ -307,19 +315,23 @@ async function main(): Promise<void> {
 		{ label: `ours, store half full`, kind: 'ours', workflow: ourWorkflow('Half', 2, staticData), storeEntries: STORE_ENTRIES / 2 },
 		{ label: `ours, store full`, kind: 'ours', workflow: ourWorkflow('Full', 3, staticData), storeEntries: STORE_ENTRIES },
 		{ label: `ours, full, 100,000 a day`, kind: 'ours', workflow: ourWorkflow('Busy', 4, staticDataWith(busy.log.buckets)), storeEntries: STORE_ENTRIES },
+		...(REFERENCE_COMMIT ? [{ label: `${REFERENCE_COMMIT.slice(0, 7)}, store empty`, kind: 'reference' as const, workflow: withReferenceTrigger(ourWorkflow('Refer', 5, staticData)) }] : []),
 		{ label: 'minimal community trigger', kind: 'minimal', workflow: MINIMAL_WORKFLOW },
 		{ label: 'hand-built flow (4 nodes)', kind: 'handBuilt', workflow: handBuiltWorkflow(secret) },
 	];
 	let summary: string[] = [];
+	// Publishing the trigger checks that the service answers (the runs do not call it).
+	const sandbox = await startSandbox();
 	try {
 		const minimalDir = path.join(workDir, MINIMAL_PACKAGE);
 		await writeCommunityPackage(minimalDir, { name: MINIMAL_PACKAGE, nodes: { BenchFloorTrigger: MINIMAL_TRIGGER } });
 		await prepareUserFolder({ userFolder, packageDir: minimalDir, n8nVersion });
+		if (REFERENCE_COMMIT) await installReferencePackage(userFolder, REFERENCE_COMMIT, n8nVersion);
 		const workflows = receivers.map((receiver) => receiver.workflow);
 		await installIntoN8n({
 			userFolder,
 			n8nVersion,
-			credentials: [{ ...SAMPLE_CREDENTIAL, data: { apiKey: 'bench-key', baseUrl: 'http://127.0.0.1:9/service', requestsPerMinute: 20, webhookSigningSecret: secret } }],
+			credentials: [{ ...SAMPLE_CREDENTIAL, data: { apiKey: sandbox.apiKey, baseUrl: sandbox.url, requestsPerMinute: 20, webhookSigningSecret: secret } }],
 			workflows,
 			publish: workflows.map((workflow) => workflow.id),
 		});
@@ -330,6 +342,7 @@ async function main(): Promise<void> {
 		);
 		summary = table(await measure(userFolder, receivers, secret, ids[ids.length - 1] ?? serviceDeliveryId()));
 	} finally {
+		await sandbox.close();
 		await fs.rm(workDir, { recursive: true, force: true });
 		if (summary.length) console.log(`\nn8n webhook throughput, n8n ${n8nVersion}, default setup:\n${summary.join('\n')}`);
 	}

@@ -5,41 +5,26 @@
 import { readFileSync } from 'node:fs';
 
 import type { RunningN8n } from '../../scripts/n8n/harness';
+import { listExecutions, type ExecutionQuery, type ExecutionSummary } from '../../test/e2e/support';
 
-export interface TimedExecution {
-	id: string;
-	status: string;
-	startedAt: string;
-	stoppedAt?: string | null;
-}
+export type TimedExecution = ExecutionSummary;
 
-const PAGE = 100;
 type N8nRest = Pick<RunningN8n, 'url' | 'restHeaders'>;
 
-/** Executions of the workflow newer than `afterId` and older than `beforeId`, newest first (n8n's list: 100 at most). */
-async function page(n8n: N8nRest, filter: object, range: { afterId?: string; beforeId?: string; limit?: number }): Promise<TimedExecution[]> {
-	const query = [`filter=${encodeURIComponent(JSON.stringify(filter))}`, `limit=${range.limit ?? PAGE}`];
-	if (range.afterId) query.push(`firstId=${range.afterId}`);
-	if (range.beforeId) query.push(`lastId=${range.beforeId}`);
-	const response = await fetch(`${n8n.url}/rest/executions?${query.join('&')}`, { headers: n8n.restHeaders });
-	if (!response.ok) throw new Error(`GET /rest/executions: ${response.status} ${await response.text()}`);
-	return ((await response.json()) as { data: { results: TimedExecution[] } }).data.results;
+/** The workflow's executions as the e2e tests read them (one way of paging, old and new n8n). */
+function executionsOf(n8n: N8nRest, workflowId: string, query: ExecutionQuery): Promise<TimedExecution[]> {
+	return listExecutions(n8n.url, n8n.restHeaders, workflowId, query);
 }
 
-/** The id of the workflow's newest execution, '0' when it has none. */
+/** The id of the workflow's newest execution, '0' when it has none (the highest id of n8n's first page). */
 export async function newestExecutionId(n8n: N8nRest, workflowId: string): Promise<string> {
-	return (await page(n8n, { workflowId }, { limit: 1 }))[0]?.id ?? '0';
+	const firstPage = await executionsOf(n8n, workflowId, { firstPageOnly: true });
+	return String(Math.max(0, ...firstPage.map((execution) => Number(execution.id))));
 }
 
-/** The workflow's executions newer than `afterId`, newest first. */
-export async function executionsAfter(n8n: N8nRest, workflowId: string, afterId: string): Promise<TimedExecution[]> {
-	const found: TimedExecution[] = [];
-	for (let beforeId: string | undefined; ; ) {
-		const results = await page(n8n, { workflowId }, { afterId, beforeId });
-		found.push(...results);
-		if (results.length < PAGE) return found;
-		beforeId = results[results.length - 1].id;
-	}
+/** The workflow's executions newer than `afterId`. */
+export function executionsAfter(n8n: N8nRest, workflowId: string, afterId: string): Promise<TimedExecution[]> {
+	return executionsOf(n8n, workflowId, { newerThan: afterId });
 }
 
 /**
@@ -49,7 +34,7 @@ export async function executionsAfter(n8n: N8nRest, workflowId: string, afterId:
 export async function finishedRunsAfter(n8n: N8nRest, workflowId: string, afterId: string, count: number, timeoutMs = 300_000, pollMs = 500): Promise<TimedExecution[]> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
-		const unfinished = await page(n8n, { workflowId, status: ['new', 'running', 'waiting'] }, { afterId, limit: 1 });
+		const unfinished = await executionsOf(n8n, workflowId, { status: ['new', 'running', 'waiting'], newerThan: afterId, pageSize: 10 });
 		if (unfinished.length === 0) {
 			const executions = await executionsAfter(n8n, workflowId, afterId);
 			if (executions.length >= count && executions.every((execution) => execution.stoppedAt)) return executions;
@@ -61,7 +46,7 @@ export async function finishedRunsAfter(n8n: N8nRest, workflowId: string, afterI
 
 /** n8n's own measure of a run: from its start to its stop. */
 export function runDurationMs(execution: TimedExecution): number {
-	return Date.parse(execution.stoppedAt!) - Date.parse(execution.startedAt);
+	return Date.parse(execution.stoppedAt!) - Date.parse(execution.startedAt!);
 }
 
 export function median(values: number[]): number {

@@ -107,25 +107,43 @@ export interface ExecutionSummary {
 	/** webhook, manual (the Test URL), retry, … */
 	mode?: string;
 	retryOf?: string | null;
+	/** n8n's own start and stop of the run (ISO); none yet while it waits or runs. */
+	startedAt?: string | null;
+	stoppedAt?: string | null;
+}
+
+export interface ExecutionQuery {
+	/** Only executions in these states (n8n's filter). */
+	status?: string[];
+	/** Only executions with a higher id: n8n 2.41 has no such filter, so paging stops at the first page without one. */
+	newerThan?: string;
+	/** Executions a page (n8n allows 1 to 100). */
+	pageSize?: number;
+	/** Only n8n's first page: the newest ones. */
+	firstPageOnly?: boolean;
 }
 
 /**
  * The executions n8n recorded for a workflow, newest first (the editor's own REST endpoint, 100 a page
  * at most). n8n 2.41 pages by the `nextCursor` it answers and refuses `lastId`, which older n8n pages by.
  */
-export async function listExecutions(n8nUrl: string, headers: Record<string, string>, workflowId: string): Promise<ExecutionSummary[]> {
-	const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+export async function listExecutions(n8nUrl: string, headers: Record<string, string>, workflowId: string, query: ExecutionQuery = {}): Promise<ExecutionSummary[]> {
+	const pageSize = query.pageSize ?? 100;
+	const filter = encodeURIComponent(JSON.stringify({ workflowId, ...(query.status && { status: query.status }) }));
+	const isWanted = (execution: ExecutionSummary) => query.newerThan === undefined || Number(execution.id) > Number(query.newerThan);
 	const executions: ExecutionSummary[] = [];
 	let next = '';
 	for (;;) {
-		const answer = await getN8nJson<{ data: { results: ExecutionSummary[]; nextCursor?: string | null } }>(`${n8nUrl}/rest/executions?filter=${filter}&limit=100${next}`, headers);
+		const answer = await getN8nJson<{ data: { results: ExecutionSummary[]; nextCursor?: string | null } }>(`${n8nUrl}/rest/executions?filter=${filter}&limit=${pageSize}${next}`, headers);
 		const { results, nextCursor } = answer.data;
-		executions.push(...results);
+		const wanted = results.filter(isWanted);
+		executions.push(...wanted);
+		if (query.firstPageOnly || (wanted.length === 0 && query.newerThan !== undefined)) return executions;
 		if (nextCursor !== undefined) {
 			if (!nextCursor) return executions;
 			next = `&cursor=${encodeURIComponent(nextCursor)}`;
 		} else {
-			if (results.length < 100) return executions;
+			if (results.length < pageSize) return executions;
 			next = `&lastId=${results[results.length - 1].id}`;
 		}
 	}
