@@ -153,7 +153,7 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		// Each run's Get Proposal is held by the service, so the runs are in their middle when n8n is killed.
 		await control('faults', { kind: 'hold', method: 'GET', pathPrefix: '/v1/agency/proposals/', holdMs: 120_000, count: 5 });
 		const deliveries = await fireAll('killed', 5);
-		await waitFor('5 runs in their middle', () => running(REPLIES.workflowId), (found) => found.length === 5, 60_000);
+		await waitFor('5 runs in their middle', () => running(REPLIES.workflowId), (found) => found.length === 5, 180_000);
 		await sleep(1_000);
 		await n8n!.kill();
 		await fetch(`${sandbox.origin}/_sandbox/faults`, { method: 'DELETE' });
@@ -191,9 +191,12 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 	}, 120_000);
 
 	it(`SIGTERM during a burst of 30 whose runs wait on the budget past n8n's ${GRACEFUL_SHUTDOWN_SECONDS} s graceful shutdown: each delivery has its effect once after the restart and the retries`, async () => {
+		const firedAt = Date.now() - 1_000;
 		const deliveries = await fireAll('stopped', 30);
 		// 30 requests a minute: each run's Get Proposal goes out at once, its Send Message a minute later.
-		await waitFor('30 runs waiting on the budget', () => running(REPLIES.workflowId), (found) => found.length === 30, 60_000);
+		// Every delivery's run started, and runs still wait (on a busy machine the starts take minutes, and the first runs may end meanwhile).
+		const burstRuns = async () => (await executionsOf(REPLIES.workflowId)).filter((execution) => Date.parse(execution.createdAt ?? '') >= firedAt);
+		await waitFor('the 30 runs started, some waiting on the budget', burstRuns, (found) => found.length >= 30 && found.some((execution) => execution.status === 'running'), 5 * 60_000);
 		const stoppedAt = Date.now();
 		await n8n!.stop((GRACEFUL_SHUTDOWN_SECONDS + 30) * 1000);
 		const log = await fs.readFile(n8n!.logFile, 'utf8');

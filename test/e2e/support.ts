@@ -104,6 +104,8 @@ export interface ExecutionSummary {
 	workflowId: string;
 	status: string;
 	finished?: boolean;
+	/** When n8n created the execution (ISO). */
+	createdAt?: string;
 	/** webhook, manual (the Test URL), retry, … */
 	mode?: string;
 	retryOf?: string | null;
