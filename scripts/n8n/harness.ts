@@ -644,7 +644,8 @@ async function setPublishedAt(url: string, headers: Record<string, string>, work
 		await call('POST', '/deactivate', {});
 	}
 	const wanted = published ? 'published' : 'not_published';
-	await waitUntil(async () => (await call('GET', '/publication-status')).status === wanted, 60_000, `workflow ${workflowId} to be ${wanted}`);
+	// n8n awaits each trigger's activation (a polling trigger's first poll): minutes on a busy machine.
+	await waitUntil(async () => (await call('GET', '/publication-status')).status === wanted, 240_000, `workflow ${workflowId} to be ${wanted}`);
 }
 
 interface CollectedOutput {

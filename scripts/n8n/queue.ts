@@ -52,6 +52,11 @@ function asPostgresUser(command: string, args: string[]): [string, string[]] {
 	return runsAsRoot() ? ['runuser', ['-u', POSTGRES_USER, '--', command, ...args]] : [command, args];
 }
 
+/** Runs `file args` when this process is gone while `watchedPath` exists (stopWithParent.js, detached). */
+function stopWithThisProcess(watchedPath: string, file: string, args: string[]): void {
+	spawn(process.execPath, [path.join(__dirname, 'stopWithParent.js'), String(process.pid), watchedPath, file, ...args], { detached: true, stdio: 'ignore' }).unref();
+}
+
 export interface RunningPostgres {
 	port: number;
 	/** DB_* variables that point n8n at it. */
@@ -84,6 +89,7 @@ export async function startPostgres(dir: string): Promise<RunningPostgres> {
 	await run('initdb', ['-D', dataDir, '-U', 'n8n', '--auth-local=trust', '--auth-host=md5', `--pwfile=${passwordFile}`, '-E', 'UTF8', '--locale=C']);
 	const options = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${socketDir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
 	await run('pg_ctl', ['-D', dataDir, '-o', options, '-l', path.join(dir, 'postgres.log'), '-w', '-t', '60', 'start']);
+	stopWithThisProcess(path.join(dataDir, 'postmaster.pid'), ...asPostgresUser(path.join(bin, 'pg_ctl'), ['-D', dataDir, '-m', 'immediate', 'stop']));
 	await run('createdb', ['-h', socketDir, '-p', String(port), '-U', 'n8n', 'n8n']);
 	return {
 		port,
@@ -111,7 +117,8 @@ export interface RunningRedis {
 export async function startRedis(dir: string): Promise<RunningRedis> {
 	const [port] = await findFreePorts(1);
 	await fs.mkdir(dir, { recursive: true });
-	const child: ChildProcess = spawn(redisServerBinary(), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+	const pidFile = path.join(dir, 'redis.pid');
+	const child: ChildProcess = spawn(redisServerBinary(), ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--pidfile', pidFile], {
 		cwd: dir,
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
@@ -124,6 +131,7 @@ export async function startRedis(dir: string): Promise<RunningRedis> {
 		if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server did not start:\n${output}`);
 		await new Promise((resolve) => setTimeout(resolve, 100));
 	}
+	stopWithThisProcess(pidFile, 'kill', ['-9', String(child.pid)]);
 	return {
 		port,
 		stop: async () => {

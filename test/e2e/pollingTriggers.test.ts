@@ -369,20 +369,20 @@ describe(`Message and Invitation triggers in a real n8n ${n8nVersion}`, () => {
 				rooms: requests.filter((request) => request.kind === 'rooms' && !request.pageCursor).length,
 				invitations: requests.filter((request) => request.kind === 'invitations' && !request.pageCursor).length,
 			});
-			await waitFor('four polls of each trigger', async () => polls(), (count) => count.rooms >= 4 && count.invitations >= 4, 60_000);
+			await waitFor('four polls of each trigger', async () => polls(), (count) => count.rooms >= 4 && count.invitations >= 4, 180_000);
 			await sleep(2_000);
 			expect(await crmRows()).toEqual([]);
 			expect(await n8nLog()).toContain(DURABLE_SCHEDULER_OFF);
-		}, 120_000);
+		}, 240_000);
 
 		it('emits each message and invitation made 2, 10 and 30 s after an activation, and right after a re-publish, once', async () => {
 			await changesAfterAnActivation(ACTIVATED_DEFAULT, [ALWAYS]);
-		}, 240_000);
+		}, 480_000);
 
 		it('emits each of 36 client messages in 17 rooms and each invitation change of a burst right after an activation once, and nothing for agency messages', async () => {
 			await burstRightAfterAnActivation(BURST_DEFAULT, [ALWAYS]);
 			await publishPair(false, BURST_DEFAULT);
-		}, 300_000);
+		}, 600_000);
 
 		it('emits both of two client messages written into one room between two polls', async () => {
 			await twoMessagesInOneRoomBetweenPolls([ALWAYS.via]);
@@ -439,7 +439,7 @@ describe(`Message and Invitation triggers in a real n8n ${n8nVersion}`, () => {
 			await start(DURABLE_SCHEDULER);
 			expect((await n8nLog()).slice(logFrom)).not.toContain(DURABLE_SCHEDULER_OFF);
 			await changesAfterAnActivation(ACTIVATED_DURABLE, [ALWAYS]);
-		}, 360_000);
+		}, 600_000);
 
 		it('emits a backlog once after a SIGKILL in the middle of reading it, and what was made while n8n was down', async () => {
 			await backlogKilledMidSweep([ALWAYS.via]);
@@ -458,11 +458,11 @@ describe(`Message and Invitation triggers in a real n8n ${n8nVersion}`, () => {
 				alwaysPublished = false;
 				await sleep(4_000);
 				await postJson(`${sandbox.origin}/_sandbox/variants`, NON_DEFAULT_VARIANTS);
-			}, 120_000);
+			}, 300_000);
 
 			it('emits each client message and invitation change of a burst right after an activation once, and nothing for agency messages', async () => {
 				await burstRightAfterAnActivation(VARIANTS_DURABLE, []);
-			}, 300_000);
+			}, 600_000);
 
 			it('emits both of two client messages written into one room between two polls', async () => {
 				await twoMessagesInOneRoomBetweenPolls([VARIANTS_DURABLE.via]);
