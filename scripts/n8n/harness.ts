@@ -165,6 +165,10 @@ async function n8nEnv(runtime: N8nRuntime, userFolder: string, extra: NodeJS.Pro
 		// A package listed in nodes/package.json but missing must not trigger an npm install.
 		N8N_REINSTALL_MISSING_PACKAGES: 'false',
 		N8N_COMMUNITY_PACKAGES_ENABLED: 'true',
+		// n8n 2.41 fails a publication whose activation (a polling trigger's first poll included) takes
+		// more than 70% of this lease (120 s by default): on a machine running four suites at once that
+		// happens to a trigger whose first poll waits for a busy n8n; 10 minutes here.
+		N8N_WORKFLOW_PUBLICATION_OUTBOX_LEASE_SECONDS: '600',
 		...folderEnv,
 		...extra,
 	};
