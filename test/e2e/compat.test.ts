@@ -45,6 +45,7 @@ import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { ALREADY_RUN, burstDeliveries, eachTwiceShuffled, postBurst } from './bursts';
 import { finishedExecutions, getJson, getN8nJson, listExecutions, postJson, recordedOutput, sleep, waitFor } from './support';
 import type { RequestLogEntry } from '../../sandbox/core';
+import { proposalsOfRoom } from '../nodes/AgencyInboxMessageTrigger/roomProposalsHelpers';
 
 const FIXTURES_DIR = path.join(REPO_ROOT, 'test', 'compat', '0.1.0');
 /**
@@ -376,8 +377,8 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		const twice = await sandboxChange<{ stories: Array<{ storyId: string }> }>({ kind: 'clientMessage', roomId: roomA.roomId, text: 'Two questions, first: can you start Monday?', count: 2 });
 		const once = await sandboxChange<{ storyId: string }>({ kind: 'clientMessage', roomId: roomB.roomId, text: 'Please share your availability.' });
 		const expected = [
-			...twice.stories.map((story) => ({ storyId: story.storyId, roomId: roomA.roomId, proposalUid: roomA.vendorProposal!.id, text: 'Two questions, first: can you start Monday?' })),
-			{ storyId: once.storyId, roomId: roomB.roomId, proposalUid: roomB.vendorProposal!.id, text: 'Please share your availability.' },
+			...twice.stories.map((story) => ({ storyId: story.storyId, roomId: roomA.roomId, text: 'Two questions, first: can you start Monday?' })),
+			{ storyId: once.storyId, roomId: roomB.roomId, text: 'Please share your availability.' },
 		];
 		await waitFor('the CRM to receive the three messages', messageRows, (rows) => rows.length >= expected.length, 60_000);
 		// A few more polls: no message is emitted twice, none from before activation.
@@ -386,11 +387,18 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		type MessageItem = { event: string; timestamp: string; payload: { proposal: { uid: string } | null; message: { text: string }; chat: { id: string } }; message: { storyId: string } };
 		const asSeen = (item: Record<string, unknown>) => {
 			const { payload, message } = item as unknown as MessageItem;
-			return { storyId: message.storyId, roomId: payload.chat.id, proposalUid: payload.proposal?.uid, text: payload.message.text };
+			return { storyId: message.storyId, roomId: payload.chat.id, text: payload.message.text };
 		};
 		const byStory = (a: { storyId: string }, b: { storyId: string }) => a.storyId.localeCompare(b.storyId);
 		const rows = await messageRows();
 		expect(rows.map(asSeen).sort(byStory)).toEqual([...expected].sort(byStory));
+		// payload.proposal: a proposal linked to the message's room (its chatRoomId): the most recently
+		// updated once the trigger has read the proposal list through, before that the one the room names.
+		for (const row of rows) {
+			const { payload } = row as unknown as MessageItem;
+			const ofRoom = [proposalsOfRoom(sandbox!.state, payload.chat.id)[0]?.uid, sandbox!.state.rooms.find((room) => room.roomId === payload.chat.id)?.vendorProposal?.id];
+			expect(ofRoom).toContain(payload.proposal?.uid);
+		}
 
 		const runs = await triggerRuns(MESSAGE_WORKFLOW_ID, MESSAGE_TRIGGER_NAME);
 		// A poll starts one run with one item per message: 1 to 3 runs, as the polls fell, 3 items in all.
