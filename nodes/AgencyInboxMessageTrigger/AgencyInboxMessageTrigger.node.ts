@@ -6,7 +6,7 @@ import { triggerDescription } from '../shared/triggerDescription';
 import type { AgencyMember } from '../shared/roomPeople';
 import { isAgencyAuthor } from '../shared/roomPeople';
 import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../shared/serviceClient';
-import type { FetchProposalPage, ProposalPage } from '../shared/proposalSweep';
+import { proposalPageFetcher } from '../shared/proposalSweep';
 import { clientMessageItem } from './clientMessageItem';
 import { messageTriggerProperties } from './description';
 import type { ClientMessage } from './pollMessages';
@@ -62,15 +62,6 @@ function proposalFetcher(context: IPollFunctions): FetchProposal {
 	};
 }
 
-/** The proposal list, for the index of rooms' proposals (roomProposal.ts); the spec does not name its page-size parameter. */
-function proposalsPageFetcher(context: IPollFunctions): FetchProposalPage {
-	return async (query) =>
-		(await agencyInboxApiRequest.call(context, 'GET', '/v1/agency/proposals', {
-			qs: query as unknown as IDataObject,
-			optionalQs: { pageSize: PROPOSALS_PAGE_SIZE },
-		})) as unknown as ProposalPage;
-}
-
 /** Fetch Test Event: the newest room whose last message is a client's, as that message (no proposal lookup). */
 async function sampleMessage(context: IPollFunctions): Promise<ClientMessage | undefined> {
 	const page = await roomsFetcher(context)(undefined);
@@ -123,7 +114,7 @@ export class AgencyInboxMessageTrigger implements INodeType {
 						fetchStories: storiesFetcher(this),
 						loadMembers: membersLoader(this),
 						fetchProposal: proposalFetcher(this),
-						fetchProposalsPage: proposalsPageFetcher(this),
+						fetchProposalsPage: proposalPageFetcher(this, PROPOSALS_PAGE_SIZE),
 						canContinue: pagingDeadline(this),
 						now: Date.now,
 					});

@@ -1,4 +1,3 @@
-import type { CanContinue } from '../shared/guardedPoll';
 import type { Mark } from '../shared/marks';
 import { higherMark, isAtOrBelow, timeOf } from '../shared/marks';
 import { pagesOf } from '../shared/pagination';
@@ -31,9 +30,6 @@ export interface MessageSources extends RoomProposalSources {
 	fetchRooms: FetchRoomsPage;
 	fetchStories: FetchStoriesPage;
 	loadMembers: LoadMembers;
-	canContinue: CanContinue;
-	/** The time now, in milliseconds (Date.now). */
-	now: () => number;
 }
 
 /**

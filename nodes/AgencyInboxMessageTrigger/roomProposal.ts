@@ -54,6 +54,8 @@ export interface RoomProposalSources {
 	fetchProposal: FetchProposal;
 	fetchProposalsPage: FetchProposalPage;
 	canContinue: CanContinue;
+	/** The time now, in milliseconds (Date.now): the full pass notes it as its starting point (rule 5). */
+	now: () => number;
 }
 
 /** Most pages of the proposal list a poll reads: the full pass and a backlog of changes spread over polls, so messages are not held up. */
@@ -102,7 +104,6 @@ export class RoomProposals {
 	constructor(
 		stored: RoomProposalsState,
 		private readonly sources: RoomProposalSources,
-		private readonly now: () => Date = () => new Date(),
 	) {
 		// A copy to change: static data n8n loaded is a proxy, which structuredClone cannot copy.
 		this.index = stored.index && (JSON.parse(JSON.stringify(stored.index)) as ProposalIndexState);
@@ -147,7 +148,7 @@ export class RoomProposals {
 
 	/** The state to keep: the full pass or a backlog of changes read on within this poll's share of pages. */
 	async advance(): Promise<RoomProposalsState> {
-		this.index ??= newProposalIndex(this.now());
+		this.index ??= newProposalIndex(new Date(this.sources.now()));
 		const index = this.index;
 		try {
 			if (index.pass) await this.readPass(index, index.pass);

@@ -1,5 +1,4 @@
 import type {
-	IDataObject,
 	INodeExecutionData,
 	INodeType,
 	INodeTypeDescription,
@@ -8,22 +7,14 @@ import type {
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
 import { triggerDescription } from '../shared/triggerDescription';
-import { agencyInboxApiRequest } from '../shared/serviceClient';
 import { simplifyProposal } from '../shared/simplifyProposal';
 import type { ChangeFilters, TriggerOn } from './classify';
 import { proposalTriggerProperties } from './description';
 import type { ProposalChange } from './pollChanges';
 import { findSampleChange, pollChanges } from './pollChanges';
-import type { FetchProposalPage, ProposalPage } from '../shared/proposalSweep';
+import { proposalPageFetcher } from '../shared/proposalSweep';
 import type { ProposalTriggerState } from './state';
 import { bootstrapProposalState, isOlderProposalState, loadProposalState, saveProposalState } from './state';
-
-function proposalPageFetcher(context: IPollFunctions): FetchProposalPage {
-	return async (query) =>
-		(await agencyInboxApiRequest.call(context, 'GET', '/v1/agency/proposals', {
-			qs: query as unknown as IDataObject,
-		})) as unknown as ProposalPage;
-}
 
 function toItem(change: ProposalChange, simplify: boolean): INodeExecutionData {
 	const proposal = simplify ? simplifyProposal(change.record) : change.record;

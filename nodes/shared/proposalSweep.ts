@@ -3,9 +3,10 @@
  * describe it: the Proposal Trigger's changes and the Message Trigger's index of rooms' proposals both
  * read the list through here.
  */
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, IPollFunctions } from 'n8n-workflow';
 
 import { readListFrom } from './pagination';
+import { agencyInboxApiRequest } from './serviceClient';
 
 /** The fields of a proposal record the triggers read; the rest is passed through untouched. */
 export interface ProposalRecord extends IDataObject {
@@ -34,6 +35,18 @@ export interface ProposalQuery {
 
 /** One GET /v1/agency/proposals through the package's request pipeline. */
 export type FetchProposalPage = (query: ProposalQuery) => Promise<ProposalPage>;
+
+/**
+ * GET /v1/agency/proposals through the request pipeline. The spec names no page-size parameter there:
+ * `pageSize`, where given, is sent for economy and dropped if the service refuses it.
+ */
+export function proposalPageFetcher(context: IPollFunctions, pageSize?: string): FetchProposalPage {
+	return async (query) =>
+		(await agencyInboxApiRequest.call(context, 'GET', '/v1/agency/proposals', {
+			qs: query as unknown as IDataObject,
+			...(pageSize !== undefined ? { optionalQs: { pageSize } } : {}),
+		})) as unknown as ProposalPage;
+}
 
 export interface SweepOptions {
 	/** Absent: a full pass over the list (the bootstrap of rule 5). */
