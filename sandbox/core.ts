@@ -73,8 +73,13 @@ export class SandboxCore {
 		this.variants = { ...settings.variants };
 	}
 
-	/** Reseeds the data in place (so references to `state` stay valid) and clears logs, faults and rate counters; keeps the variants. */
+	/**
+	 * Reseeds the data in place (so references to `state` stay valid) and clears logs, faults, rate
+	 * counters and the webhooks not yet delivered (no retry of an event of before the reset reaches the
+	 * endpoints); keeps the variants and the endpoints.
+	 */
 	reset(): void {
+		this.webhooks.forgetPending();
 		Object.assign(this.state, seedState(this.settings.seed, this.settings.proposals, this.settings.rooms));
 		this.rng = new Random(this.settings.seed ^ 0x5eed);
 		this.faults.length = 0;

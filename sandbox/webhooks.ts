@@ -44,6 +44,8 @@ export class WebhookSender {
 	private readonly inFlight = new Set<ClientRequest>();
 	private messageCounter = 0;
 	private closed = false;
+	/** Raised by forgetPending(): an attempt of an earlier generation is neither logged nor retried. */
+	private generation = 0;
 
 	constructor(
 		private readonly defaultSecret: string,
@@ -73,8 +75,19 @@ export class WebhookSender {
 			type,
 			body: JSON.stringify({ type, timestamp: new Date().toISOString(), data }),
 		};
-		for (const endpoint of targets) void this.attempt(message, endpoint, 1);
+		for (const endpoint of targets) void this.attempt(message, endpoint, 1, this.generation);
 		return message.id;
+	}
+
+	/**
+	 * Forgets every message not yet delivered (a reset: a fresh service): no retry of one is sent, an
+	 * answer still awaited is not logged, and the delivery log starts empty. Endpoints stay registered.
+	 */
+	forgetPending(): void {
+		this.generation++;
+		for (const timer of this.timers) clearTimeout(timer);
+		this.timers.clear();
+		this.deliveries.length = 0;
 	}
 
 	close(): void {
@@ -85,16 +98,16 @@ export class WebhookSender {
 		this.inFlight.clear();
 	}
 
-	private async attempt(message: Message, endpoint: WebhookEndpoint, attempt: number): Promise<void> {
+	private async attempt(message: Message, endpoint: WebhookEndpoint, attempt: number, generation: number): Promise<void> {
 		if (this.closed) return;
 		const outcome = await this.post(message, endpoint);
-		if (this.closed) return;
+		if (this.closed || generation !== this.generation) return;
 		this.deliveries.push({ messageId: message.id, endpointId: endpoint.id, type: message.type, attempt, ...outcome, at: new Date().toISOString() });
 		if (outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) return;
 		if (attempt <= RETRY_DELAYS_SECONDS.length) {
 			const timer = setTimeout(() => {
 				this.timers.delete(timer);
-				void this.attempt(message, endpoint, attempt + 1);
+				void this.attempt(message, endpoint, attempt + 1, generation);
 			}, RETRY_DELAYS_SECONDS[attempt - 1] * 1000 * this.timeScale);
 			this.timers.add(timer);
 			return;

@@ -35,7 +35,7 @@ import {
 	usesPollingTrigger,
 	type TriggerWebhook,
 } from './n8n/agencyInbox';
-import { ensureN8n, publishedWorkflowIds, startN8n, type CredentialToImport, type RunningN8n, type WorkflowToImport } from './n8n/harness';
+import { N8N_DEFAULT_EXPRESSION_ISOLATES, ensureN8n, publishedWorkflowIds, startN8n, type CredentialToImport, type RunningN8n, type WorkflowToImport } from './n8n/harness';
 import { SELECTED_N8N_VERSION, n8nCacheRoot, readInstallation } from './n8n/install';
 import { missingQueuePackages, runsAsRoot, startQueueTopology, type QueueProcess } from './n8n/queue';
 import { stopOnExit } from './stopOnExit';
@@ -54,7 +54,8 @@ const DEMO_POLL_TIMES = pollEverySeconds(15);
 const SIMULATOR_INTERVAL_MS = 8_000;
 /** The service raises the 20 per minute for trusted clients; the demo's sample workflows share one key. */
 const DEMO_REQUESTS_PER_MINUTE = 60;
-const DEMO_N8N_ENV = { GENERIC_TIMEZONE: 'UTC' };
+/** n8n's defaults, as users run it, in UTC. */
+const DEMO_N8N_ENV = { GENERIC_TIMEZONE: 'UTC', ...N8N_DEFAULT_EXPRESSION_ISOLATES };
 const QUEUE_WORKERS = 2;
 
 const say = (line: string) => console.log(`[start] ${line}`);

@@ -68,13 +68,13 @@ export async function agencyInboxApiRequest(
 	const endpoint = endpointOf(method, path);
 	const optional = Object.keys(optionalQs).filter((name) => !refusals.get(apiKey, `${endpoint} ${name}`));
 	const withOptional = { ...Object.fromEntries(optional.map((name) => [name, optionalQs[name]])), ...qs };
-	const first = await requestEnvelope(this, { method, url: path, qs: withOptional, body }).then(
+	const first = await requestEnvelope(this, { method, url: path, qs: withOptional, body }, undefined, credentials).then(
 		(answer) => ({ answer }),
 		(failure: unknown) => ({ failure }),
 	);
 	if ('answer' in first) return first.answer;
 	if (optional.length === 0 || httpStatusOf(first.failure) !== 400) throw first.failure;
-	const answer = await requestEnvelope(this, { method, url: path, qs, body });
+	const answer = await requestEnvelope(this, { method, url: path, qs, body }, undefined, credentials);
 	const refused = namedIn(first.failure, optional);
 	for (const name of refused) refusals.set(apiKey, true, `${endpoint} ${name}`);
 	const minutes = Math.round(serviceClientTiming.refusalKeptMs / 60_000);

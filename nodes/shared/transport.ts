@@ -192,11 +192,16 @@ function asEnvelope(body: unknown): Envelope {
 	return parsed && typeof parsed === 'object' ? (parsed as Envelope) : {};
 }
 
-/** One request through the pipeline with the node's credential; answers the parsed envelope. */
+/**
+ * One request through the pipeline with the node's credential; answers the parsed envelope. The
+ * credential is decrypted once per request (or not at all when the caller passes it decrypted) and
+ * handed to n8n's authentication: n8n 2.x takes a fresh expression isolate for each decryption.
+ */
 export async function requestEnvelope(
 	context: PipelineContext,
 	options: IHttpRequestOptions,
 	itemIndex?: number,
+	decrypted?: AgencyInboxCredentials,
 ): Promise<Envelope> {
 	const method = (options.method ?? 'GET').toUpperCase() as IHttpRequestMethods;
 	// Last line of defence: the nodes refuse such IDs before this; nothing is sent to another endpoint.
@@ -206,17 +211,17 @@ export async function requestEnvelope(
 			description: 'n8n would resolve that segment and send the request to another endpoint of the service. Check the IDs given to this node.',
 		});
 	}
-	const credentials = await context.getCredentials<AgencyInboxCredentials>(CREDENTIAL_TYPE, itemIndex);
+	const credentials = decrypted ?? (await context.getCredentials<AgencyInboxCredentials>(CREDENTIAL_TYPE, itemIndex));
 	const baseURL = normalizeBaseUrl(credentials.baseUrl);
+	// n8n reads only `data` of what it is given (its own fields are not needed to authenticate).
+	const credentialsDecrypted = { id: '', name: '', type: CREDENTIAL_TYPE, data: { ...credentials } };
 	const send = async () =>
-		(await context.helpers.httpRequestWithAuthentication.call(context as IAllExecuteFunctions, CREDENTIAL_TYPE, {
-			...options,
-			baseURL,
-			method,
-			json: true,
-			returnFullResponse: true,
-			ignoreHttpStatusErrors: true,
-		})) as IN8nHttpFullResponse;
+		(await context.helpers.httpRequestWithAuthentication.call(
+			context as IAllExecuteFunctions,
+			CREDENTIAL_TYPE,
+			{ ...options, baseURL, method, json: true, returnFullResponse: true, ignoreHttpStatusErrors: true },
+			{ credentialsDecrypted },
+		)) as IN8nHttpFullResponse;
 	const response = await sendThroughPipeline(context, send, {
 		method,
 		path: options.url,

@@ -31,6 +31,7 @@ import {
 	type WorkflowNode,
 } from '../../scripts/n8n/agencyInbox';
 import {
+	N8N_DEFAULT_EXPRESSION_ISOLATES,
 	ensureN8n,
 	executeWorkflows,
 	nodeOutputJson,
@@ -218,7 +219,8 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		timings['n8n execute-batch (9 workflows)'] = Date.now() - stepAt;
 
 		stepAt = Date.now();
-		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC' } });
+		// n8n's defaults, as users run it (the other suites take expression isolates lazily).
+		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC', ...N8N_DEFAULT_EXPRESSION_ISOLATES } });
 		timings['n8n start until triggers active'] = Date.now() - stepAt;
 		timings['setup total'] = Date.now() - startedAt;
 	}, SETUP_TIMEOUT_MS);

@@ -18,7 +18,7 @@ import {
 	triggerWebhooks,
 	type TriggerWebhook,
 } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, executeWorkflow, fetchFromN8n, nodeOutputJson, startN8n, type ExecutionResult, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { N8N_DEFAULT_EXPRESSION_ISOLATES, ensureN8n, executeWorkflow, fetchFromN8n, nodeOutputJson, startN8n, type ExecutionResult, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { deliverAsTheService } from '../../scripts/n8n/signedWebhook';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
@@ -104,7 +104,8 @@ describe(`Agency Inbox in a real n8n ${n8nVersion}`, () => {
 
 		stepAt = Date.now();
 		n8nStartedAt = stepAt;
-		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC' } });
+		// n8n's defaults, as users run it (the other suites take expression isolates lazily).
+		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC', ...N8N_DEFAULT_EXPRESSION_ISOLATES } });
 		timings['n8n start until workflows active'] = Date.now() - stepAt;
 
 		webhooks = await triggerWebhooks(n8n.url, samples);

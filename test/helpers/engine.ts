@@ -64,6 +64,9 @@ function withDefaults(type: string, data: CredentialData): CredentialData {
 	return NodeHelpers.getNodeParameters(properties, data as INodeParameters, true, false, null, null) as CredentialData;
 }
 
+/** How many times a node had a credential decrypted (n8n 2.x takes a fresh expression isolate for each). */
+export const credentialDecryptions = { count: 0 };
+
 /** The CLI's CredentialsHelper without its database: same defaults, same generic authentication. */
 class TestCredentialsHelper extends ICredentialsHelper {
 	constructor(private readonly credentials: Record<string, CredentialData>) {
@@ -112,6 +115,7 @@ class TestCredentialsHelper extends ICredentialsHelper {
 
 	async getDecrypted(_additionalData: unknown, _nodeCredentials: unknown, type: string) {
 		if (!this.credentials[type]) throw new Error(`No test credentials of type ${type}`);
+		credentialDecryptions.count++;
 		return withDefaults(type, this.credentials[type]);
 	}
 

@@ -272,6 +272,38 @@ describe('webhook retry schedule', () => {
 		}
 	});
 
+	test('POST /_sandbox/reset forgets the events not yet delivered: no retry of an earlier event, and no late answer logged; the endpoint stays', async () => {
+		const sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.01, webhookAnswerTimeoutMs: 5_000 }); // first retry after 50 ms
+		let answerHeld: (() => void) | undefined;
+		const receiver = await startReceiver((index) => (index === 0 ? 500 : 200));
+		const holding: Server = createServer((req, res) => {
+			req.resume();
+			answerHeld = () => res.writeHead(200).end();
+		});
+		await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve));
+		try {
+			const ctl = control(sandbox);
+			await ctl.post('/webhook-endpoints', { url: receiver.url });
+			await ctl.post('/webhook-endpoints', { url: `http://127.0.0.1:${(holding.address() as AddressInfo).port}/hook` });
+			const before = (await ctl.post('/events', { type: 'chat.message.sent' })).body.messageId;
+			await waitFor(() => receiver.received.length === 1 && answerHeld);
+			expect((await ctl.post('/reset')).status).toBe(200);
+			answerHeld!();
+			const after = (await ctl.post('/events', { type: 'chat.message.sent' })).body.messageId;
+			await waitFor(() => receiver.received.length === 2);
+			// Several times the first retry's wait: time for a (wrong) retry of the earlier event.
+			await new Promise((r) => setTimeout(r, 300));
+			expect(receiver.received.map((delivery) => String(delivery.headers['webhook-id']))).toEqual([before, after]);
+			expect((await deliveriesOf(sandbox)).filter((delivery) => delivery.messageId === before)).toEqual([]);
+		} finally {
+			answerHeld?.();
+			await sandbox.close();
+			await receiver.close();
+			holding.closeAllConnections();
+			await new Promise((resolve) => holding.close(resolve));
+		}
+	});
+
 	test('a change goes to the endpoints registered when it happens: one registered later does not get it', async () => {
 		const sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.001 });
 		const receiver = await startReceiver();
