@@ -197,9 +197,9 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 		(n8nMajorVersion(n8nVersion) >= 2 ? it : it.skip)('runs once a delivery n8n answered 503 "Database is not ready!", retried by the service on its schedule', async () => {
 			// n8n answers 503 "Database is not ready!" to every request, before any route, while its last
 			// database ping failed (it waited more than DB_PING_TIMEOUT_MS, 5 s by default, as on a busy
-			// machine). Given 1 ms, nearly every ping fails; one that happens to answer in time makes n8n ready
-			// until the next ping (2 s later), and an event delivered then is answered 200 and runs. Events are
-			// sent until one is answered 503; each of them is to run once in the end.
+			// machine). Given 1 ms, many pings fail (on a calm machine about half); one that answers in time
+			// makes n8n ready until the next ping (2 s later), and an event delivered then is answered 200 and
+			// runs. Events are sent until one is answered 503 (15 at most); each of them is to run once in the end.
 			await n8n!.stop();
 			await start({ DB_PING_TIMEOUT_MS: '1' });
 			const probe = async () => (await fetch(webhookUrl(), { method: 'POST' })).status;
@@ -210,13 +210,14 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			let messageId = '';
 			let events = 0;
 			while (!messageId) {
-				if (++events > 5) throw new Error('n8n answered none of 5 deliveries 503');
+				if (++events > 15) throw new Error('n8n answered none of 15 deliveries 503');
 				const posted = await postJson<{ messageId: string }>(`${sandbox.origin}/_sandbox/events`, { type: 'chat.message.sent', data: { proposal: { uid: 'prop-0001' }, message: { text: `Retried after a 503 (${events})` }, chat: { id: 'room-001' } } });
 				const [first] = await waitFor('the first attempt', () => attemptsOf(posted.messageId), (found) => found.length > 0, 120_000);
 				if (first.status === 503) messageId = posted.messageId;
 			}
 			const attempts = () => attemptsOf(messageId);
-			await waitFor('two attempts answered 503', attempts, (found) => found.filter((attempt) => attempt.status === 503).length >= 2, 60_000);
+			// The service's first retry, while n8n still fails its pings (answered 503, or 200 in a window it was ready).
+			await waitFor("the service's first retry", attempts, (found) => found.length >= 2, 60_000);
 
 			// n8n with its defaults (and the durable poll scheduler the next tests use; webhooks do not use it).
 			await n8n!.stop();
