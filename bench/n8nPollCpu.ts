@@ -6,7 +6,6 @@
  * suites run n8n). CPU seconds of the n8n process from /proc, which do not depend on the machine's
  * other load; also the CPU of publishing the six. Prints; never fails.
  */
-import { promises as fs } from 'node:fs';
 import path from 'node:path';
 
 import { startSandbox } from '../sandbox';
@@ -14,15 +13,13 @@ import { NODE_TYPES, installIntoN8n, sandboxCredential } from '../scripts/n8n/ag
 import { N8N_DEFAULT_EXPRESSION_ISOLATES, setPublished, startN8n } from '../scripts/n8n/harness';
 import { makeTempDir, removeTempDir } from '../scripts/tempDirs';
 import { crmPollingWorkflow } from '../test/e2e/pollingN8n';
+import { sleep } from '../test/e2e/support';
+import { cpuMsOf } from './support/n8nRuns';
 
 const POLLING_MS = 90_000;
 const SETTINGS = { 'n8n default (an isolate per poll and per decryption)': N8N_DEFAULT_EXPRESSION_ISOLATES, 'lazy isolates (the test suites)': { N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true' } };
 
-async function cpuSecondsOf(pid: number): Promise<number> {
-	const fields = (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
-	return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const cpuSecondsOf = (pid: number) => cpuMsOf(pid) / 1000;
 
 async function measure(label: string, env: Record<string, string>): Promise<string> {
 	const sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 10, maxPageSize: 10 });
@@ -36,13 +33,13 @@ async function measure(label: string, env: Record<string, string>): Promise<stri
 		await installIntoN8n({ userFolder, credentials: [sandboxCredential(sandbox, 10_000)], workflows, publish: [] });
 		const n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC', ...env } });
 		try {
-			let from = await cpuSecondsOf(n8n.pid);
+			let from = cpuSecondsOf(n8n.pid);
 			for (const workflow of workflows) await setPublished(n8n, workflow.id, true);
-			const publishCpu = (await cpuSecondsOf(n8n.pid)) - from;
-			from = await cpuSecondsOf(n8n.pid);
+			const publishCpu = cpuSecondsOf(n8n.pid) - from;
+			from = cpuSecondsOf(n8n.pid);
 			const requestsFrom = await requestCount(sandbox.origin);
 			await sleep(POLLING_MS);
-			const pollCpu = (await cpuSecondsOf(n8n.pid)) - from;
+			const pollCpu = cpuSecondsOf(n8n.pid) - from;
 			const requests = (await requestCount(sandbox.origin)) - requestsFrom;
 			return `${label}: publishing 6: ${publishCpu.toFixed(1)} CPU s; polling ${POLLING_MS / 1000} s: ${pollCpu.toFixed(1)} CPU s for ${requests} requests (${((pollCpu / requests) * 1000).toFixed(0)} ms a request)`;
 		} finally {
