@@ -469,6 +469,8 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 	const readyLine = READY_LINES[command];
 	const timeoutMs = options.timeoutMs ?? 480_000;
 	const runtime = await runtimeFor(userFolder);
+	// n8n 1.x starts no task broker: its port stays unbound, and another process may take it meanwhile.
+	const brokerBound = n8nMajorVersion((await readUserFolderSettings(userFolder)).n8nVersion) >= 2;
 	const port = options.port ?? (await findFreePorts(1))[0];
 	const url = `http://127.0.0.1:${port}`;
 	const name = options.name ?? 'n8n';
@@ -509,7 +511,7 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 			await exited;
 			clearTimeout(forceKill);
 		}
-		await waitUntil(async () => (await isPortFree(port)) && (await isPortFree(Number(env.N8N_RUNNERS_BROKER_PORT))), 10_000, 'ports to be freed');
+		await waitUntil(async () => (await isPortFree(port)) && (!brokerBound || (await isPortFree(Number(env.N8N_RUNNERS_BROKER_PORT)))), 10_000, 'ports to be freed');
 		await output.closed;
 	};
 	const stop = (forceAfterMs?: number) => stopWith('SIGTERM', forceAfterMs);
