@@ -9,7 +9,7 @@
  * - a flow built by hand from n8n's nodes: Webhook (raw body) → Extract From File → Crypto (HMAC) →
  *   IF, what a user would build to check signatures without our node.
  * Ours runs three times, its store row (n8n's deduplication store, `processed_data`) empty, half full
- * and full (STORE_ENTRIES, filled before n8n starts; a run in n8n's default setup no longer calls it),
+ * and full (STORE_ENTRIES, filled before n8n starts; each run records its delivery there),
  * each workflow's static data holding a day of ids at BENCH_DELIVERIES_PER_DAY (the service's usual
  * 10,000), and a fourth time with a day of 100,000 (n8n reads a workflow's whole static data twice per
  * delivery and writes it after each run). Ours answers a delivery once its run has ended; the other two

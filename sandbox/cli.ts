@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   Base URL:        ${sandbox.url}
   API key:         ${sandbox.apiKey}   (second key: ${sandbox.apiKeys[1]})
   Signing secret:  ${sandbox.signingSecret}
-  Control:         ${sandbox.origin}/_sandbox/  (changes, events, webhook-endpoints, deliveries, requests, faults, rate, variants, reset)
+  Control:         ${sandbox.origin}/_sandbox/  (changes, events, webhook-endpoints, webhook-settings, deliveries, requests, faults, rate, variants, reset)
   Variants:        ${JSON.stringify({ ...DEFAULT_VARIANTS, ...variants })}   (change: POST /_sandbox/variants)
   Simulator:       ${simulateArg === undefined ? 'off (start with --simulate [intervalMs] or POST /_sandbox/simulator)' : 'on'}
 Press Ctrl+C to stop.`);

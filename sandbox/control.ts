@@ -55,6 +55,18 @@ export function handleControl(ctx: ControlContext, method: string, route: string
 			}
 			case 'GET /deliveries':
 				return json({ data: webhooks.deliveries });
+			case 'GET /webhook-settings':
+				return json({ answerTimeoutMs: webhooks.answerTimeoutMs, holdRetries: webhooks.holdingRetries });
+			case 'POST /webhook-settings': {
+				const { answerTimeoutMs, holdRetries } = body;
+				if (answerTimeoutMs !== undefined && (typeof answerTimeoutMs !== 'number' || !Number.isInteger(answerTimeoutMs) || answerTimeoutMs < 1 || answerTimeoutMs > 600_000)) {
+					throw new BadRequest('answerTimeoutMs must be a number of milliseconds (1 to 600000): how long an attempt waits for its answer.');
+				}
+				if (holdRetries !== undefined && typeof holdRetries !== 'boolean') throw new BadRequest('holdRetries must be true or false.');
+				if (answerTimeoutMs !== undefined) webhooks.answerTimeoutMs = answerTimeoutMs;
+				if (holdRetries !== undefined) webhooks.holdRetries(holdRetries);
+				return json({ answerTimeoutMs: webhooks.answerTimeoutMs, holdRetries: webhooks.holdingRetries });
+			}
 			case 'POST /changes':
 				return json({ data: applyChange(core, body) });
 			case 'GET /requests':

@@ -46,6 +46,10 @@ export class WebhookSender {
 	private closed = false;
 	/** Raised by forgetPending(): an attempt of an earlier generation is neither logged nor retried. */
 	private generation = 0;
+	/** Retries due while retries are held, sent when they are let go. */
+	private heldRetries: Array<() => void> = [];
+	/** Whether retries wait (holdRetries) instead of going out when due. */
+	private retriesHeld = false;
 
 	constructor(
 		private readonly defaultSecret: string,
@@ -87,13 +91,28 @@ export class WebhookSender {
 		this.generation++;
 		for (const timer of this.timers) clearTimeout(timer);
 		this.timers.clear();
+		this.heldRetries = [];
 		this.deliveries.length = 0;
+	}
+
+	/** While held, a retry that falls due waits; letting go sends every retry that waited, at once. */
+	holdRetries(hold: boolean): void {
+		this.retriesHeld = hold;
+		if (hold) return;
+		const due = this.heldRetries;
+		this.heldRetries = [];
+		for (const retry of due) retry();
+	}
+
+	get holdingRetries(): boolean {
+		return this.retriesHeld;
 	}
 
 	close(): void {
 		this.closed = true;
 		for (const timer of this.timers) clearTimeout(timer);
 		this.timers.clear();
+		this.heldRetries = [];
 		for (const req of this.inFlight) req.destroy();
 		this.inFlight.clear();
 	}
@@ -107,7 +126,9 @@ export class WebhookSender {
 		if (attempt <= RETRY_DELAYS_SECONDS.length) {
 			const timer = setTimeout(() => {
 				this.timers.delete(timer);
-				void this.attempt(message, endpoint, attempt + 1, generation);
+				const retry = () => void this.attempt(message, endpoint, attempt + 1, generation);
+				if (this.retriesHeld) this.heldRetries.push(retry);
+				else retry();
 			}, RETRY_DELAYS_SECONDS[attempt - 1] * 1000 * this.timeScale);
 			this.timers.add(timer);
 			return;

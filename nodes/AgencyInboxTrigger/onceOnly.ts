@@ -15,8 +15,9 @@
  *   500, and a run n8n could not start at all with a 500 too), and from the node's static data, which
  *   n8n reads from its database for every request and writes at the end of every run that changed it,
  *   failed runs included.
- * - running: ids accepted here that n8n has not answered yet (at most RUNNING_BELIEF_MS), and of those
- *   the ones whose run's trigger step ran here.
+ * - running: ids accepted here that n8n has not answered yet (at most RUNNING_BELIEF_MS), of those
+ *   the ones whose run's trigger step ran here, and of those the ones with an open entry in the store
+ *   (and the store's helpers from the latest run, to remove it).
  * - attempts: ids whose earlier runs n8n answered with an error here (queue mode), how many.
  *
  * 1. Accept, in webhook(). An id that is finished is answered 200 "already run", no run. A running id
@@ -28,8 +29,15 @@
  *    The run's item carries a note: which process accepted it, when, its attempt, and (for queue mode)
  *    the ids this process knows finished. A no-run answer also writes the finished ids into the static
  *    data when the database lacks some (n8n saves a change made in webhook() when no run starts).
- * 2. Claim, in execute(). A run whose delivery this process accepted goes on: webhook() let it start
- *    only while no other run of it went on here. A run in another process (a queue-mode worker) claims
+ * 2. Claim, in execute(). A run whose delivery this process accepted (n8n's default setup) records its
+ *    id and an open entry in n8n's deduplication store (below), which the process removes once n8n has
+ *    answered the run (it ended); it goes on (webhook() let it start only while no other run of it went
+ *    on here), unless the store already held the id without the open entry: an earlier run of it ended.
+ *    That covers what the static data cannot: runs that end together each save the static data without
+ *    the others' ids (n8n writes it whole, the last save wins), and when the service had stopped
+ *    waiting, n8n's answer reached only this process's memory, gone with a restart. The id and the open
+ *    entry both there: an earlier run started and its end is not known (a crash), so it runs again.
+ *    A run in another process (a queue-mode worker) claims
  *    its delivery and attempt in n8n's deduplication store (`checkProcessedAndRecord`: one database row
  *    per workflow and node, shared by every process; n8n reads the row and writes it back whole, without
  *    a lock): it records the claim and a token naming its execution, waits settleMs (any write that read
@@ -37,8 +45,9 @@
  *    the claim is this run's (or this execution's, run again by n8n after its worker died: n8n 1.x does
  *    that); the claim there without the token means another run of the same delivery wrote last and owns
  *    it; neither means another delivery's run overwrote both, and recording again has put them back.
- *    That costs settleMs (1 to 1.5 s) per run. A process sends its calls to the row one batch at a time,
- *    so a burst's runs share calls. The row keeps the last STORE_ENTRIES entries.
+ *    That costs settleMs (1 to 1.5 s) per run. A process sends its calls to the row one batch at a time
+ *    (records and removals), so they never overwrite each other and a burst's runs share calls. The row
+ *    keeps the last STORE_ENTRIES entries (two per delivery).
  * 3. Remember, in execute(): the run puts the finished ids it knows, plus its own delivery, into the
  *    node's static data, computed when n8n saves it at the run's end. So a delivery's id reaches the
  *    database with its run's end, never before, and runs that end one after the other do not drop each
@@ -52,7 +61,7 @@
  * not go on, so a delivery never runs unclaimed; n8n answers the delivery 500 and the service retries it.
  *
  * Where n8n has no deduplication store (older n8n, such as 1.49.0 of the compatibility ladder), a run in
- * another process than the one that accepted it is claimed in that process only.
+ * the process that accepted it goes on, and a run in another process is claimed in that process only.
  *
  * Beyond the memory's cap (120,000 ids within 19 hours) the oldest ids are forgotten early: a
  * re-delivery of one would start a second run, so every run accepted meanwhile carries an execution
@@ -108,9 +117,18 @@ interface AcceptanceNote {
 	incompleteUntil?: number;
 }
 
+/** n8n's deduplication store as a run's context hands it out: all of one trigger node's calls go to its row. */
+interface DeliveryStore {
+	checkProcessedAndRecord: IExecuteFunctions['helpers']['checkProcessedAndRecord'];
+	removeProcessed: IExecuteFunctions['helpers']['removeProcessed'];
+	warn: (message: string) => void;
+}
+
 interface PendingCall {
-	context: IExecuteFunctions;
+	store: DeliveryStore;
 	entries: string[];
+	/** Removes the entries instead of recording them. */
+	remove: boolean;
 	resolve: (processed: Set<string>) => void;
 	reject: (error: unknown) => void;
 }
@@ -123,6 +141,10 @@ interface TriggerState {
 	running: Map<string, number>;
 	/** Of those, the ids whose run's trigger step ran in this process: any answer then means the run ended. */
 	ranHere: Set<string>;
+	/** Of those, the ids whose open entry is in n8n's deduplication store, to remove at the answer. */
+	openInStore: Set<string>;
+	/** The store of the latest run here, for those removals (it outlives the run that handed it out). */
+	store?: DeliveryStore;
 	/** Ids whose earlier runs n8n answered with an error here: how many. */
 	attempts: Map<string, number>;
 	/** Ids whose claim runs in this process now: a second run of one stops at once. */
@@ -171,6 +193,7 @@ function stateOf(context: IWebhookFunctions | IExecuteFunctions): TriggerState {
 		finished: new DeliveryLog(),
 		running: new Map(),
 		ranHere: new Set(),
+		openInStore: new Set(),
 		attempts: new Map(),
 		claiming: new Set(),
 		pendingCalls: [],
@@ -229,9 +252,11 @@ function watchAnswer(response: WatchedResponse, onAnswer: (status: number | unde
 function answerEnded(state: TriggerState, deliveryId: string, status: number | undefined, nowMs: number): void {
 	state.running.delete(deliveryId);
 	const ranHere = state.ranHere.delete(deliveryId);
+	const openInStore = state.openInStore.delete(deliveryId);
 	if (status !== undefined && (ranHere || (status >= 200 && status < 300))) {
 		state.finished.add(deliveryId, nowMs);
 		state.attempts.delete(deliveryId);
+		if (openInStore && state.store) removeFromStore(state, state.store, [openEntry(deliveryId)]);
 		return;
 	}
 	const attempts = (state.attempts.get(deliveryId) ?? 0) + 1;
@@ -247,6 +272,7 @@ function forgetStaleRunning(state: TriggerState, nowMs: number): void {
 		if (acceptedAt > nowMs - RUNNING_BELIEF_MS) continue;
 		state.running.delete(deliveryId);
 		state.ranHere.delete(deliveryId);
+		state.openInStore.delete(deliveryId);
 	}
 }
 
@@ -333,8 +359,7 @@ export async function claimRuns(context: IExecuteFunctions, received: INodeExecu
 	let owned: Set<string>;
 	if (notes.length > 0 && notes.every((note) => note?.by === PROCESS_TOKEN)) {
 		state.runsOwnDeliveries = true;
-		owned = new Set(ids);
-		for (const deliveryId of ids) if (state.running.has(deliveryId)) state.ranHere.add(deliveryId);
+		owned = await claimOwn(context, state, ids, nowMs);
 	} else {
 		owned = await claimElsewhere(context, state, ids, attemptsOf(received, notes), nowMs);
 	}
@@ -366,6 +391,48 @@ function remember(context: IExecuteFunctions, state: TriggerState, owned: string
 	staticData[MEMORY_KEY] = new DeliveriesOfRun(state.finished, owned, nowMs) as unknown as IDataObject;
 }
 
+/** The store entry that stands while a run of the delivery has started and its end is not known. */
+function openEntry(deliveryId: string): string {
+	return `${deliveryId} open`;
+}
+
+function storeOf(context: IExecuteFunctions): DeliveryStore | undefined {
+	const helpers = context.helpers;
+	if (typeof helpers?.checkProcessedAndRecord !== 'function' || typeof helpers.removeProcessed !== 'function') return undefined;
+	return {
+		checkProcessedAndRecord: helpers.checkProcessedAndRecord.bind(helpers),
+		removeProcessed: helpers.removeProcessed.bind(helpers),
+		warn: (message) => context.logger.warn(message),
+	};
+}
+
+/**
+ * The claim of a run whose delivery this process accepted (n8n's default setup). webhook() let it
+ * start only while no other run of it went on here, so it goes on, unless n8n's store shows that an
+ * earlier run of it ended: its id and no open entry (runs that ended together each saved the static
+ * data without the others' ids, and a restart took the memory of n8n's answers). Where n8n has no store,
+ * it goes on.
+ */
+async function claimOwn(context: IExecuteFunctions, state: TriggerState, ids: string[], nowMs: number): Promise<Set<string>> {
+	const store = storeOf(context);
+	let endedBefore: string[] = [];
+	if (store && ids.length > 0) {
+		state.store = store;
+		// Records the id and the open entry; both there already: an earlier run started and its end is not known, so it runs again.
+		const recorded = await recordInStore(context, state, store, ids.flatMap((deliveryId) => [deliveryId, openEntry(deliveryId)]), ids);
+		endedBefore = ids.filter((deliveryId) => recorded.has(deliveryId) && !recorded.has(openEntry(deliveryId)));
+		for (const deliveryId of endedBefore) state.finished.add(deliveryId, nowMs);
+		if (endedBefore.length > 0) removeFromStore(state, store, endedBefore.map(openEntry));
+	}
+	const owned = ids.filter((deliveryId) => !endedBefore.includes(deliveryId));
+	for (const deliveryId of owned) {
+		if (!state.running.has(deliveryId)) continue;
+		state.ranHere.add(deliveryId);
+		if (store) state.openInStore.add(deliveryId);
+	}
+	return new Set(owned);
+}
+
 /** The claim of a run whose delivery another process accepted (queue mode). */
 async function claimElsewhere(context: IExecuteFunctions, state: TriggerState, ids: string[], attempts: Map<string, number>, nowMs: number): Promise<Set<string>> {
 	// Taken before anything is awaited: a second run of the same id in this process stops here.
@@ -373,8 +440,9 @@ async function claimElsewhere(context: IExecuteFunctions, state: TriggerState, i
 	if (claimable.length === 0) return new Set();
 	for (const deliveryId of claimable) state.claiming.add(deliveryId);
 	try {
-		if (typeof context.helpers?.checkProcessedAndRecord !== 'function') return claimWithoutStore(state, claimable, attempts, nowMs);
-		return await claimInStore(context, state, claimable, attempts);
+		const store = storeOf(context);
+		if (!store) return claimWithoutStore(state, claimable, attempts, nowMs);
+		return await claimInStore(context, state, store, claimable, attempts);
 	} finally {
 		for (const deliveryId of claimable) state.claiming.delete(deliveryId);
 	}
@@ -385,19 +453,19 @@ function claimEntry(deliveryId: string, attempt: number): string {
 	return attempt === 0 ? deliveryId : `${deliveryId} attempt ${attempt + 1}`;
 }
 
-async function claimInStore(context: IExecuteFunctions, state: TriggerState, ids: string[], attempts: Map<string, number>): Promise<Set<string>> {
+async function claimInStore(context: IExecuteFunctions, state: TriggerState, store: DeliveryStore, ids: string[], attempts: Map<string, number>): Promise<Set<string>> {
 	const runToken = String(context.getExecutionId?.() || randomBytes(9).toString('base64url'));
 	const claimOf = (deliveryId: string) => claimEntry(deliveryId, attempts.get(deliveryId) ?? 0);
 	const tokenOf = (deliveryId: string) => `${claimOf(deliveryId)} run ${runToken}`;
 	const entriesOf = (deliveryIds: string[]) => deliveryIds.flatMap((deliveryId) => [claimOf(deliveryId), tokenOf(deliveryId)]);
-	const recordedBefore = await recordInStore(context, state, entriesOf(ids), ids);
+	const recordedBefore = await recordInStore(context, state, store, entriesOf(ids), ids);
 	// The token there already: n8n runs this execution again (its worker died), so the claim is still ours.
 	const owned = new Set(ids.filter((deliveryId) => recordedBefore.has(tokenOf(deliveryId))));
 	let pending = ids.filter((deliveryId) => !owned.has(deliveryId) && !recordedBefore.has(claimOf(deliveryId)));
 	for (let attempt = 0; attempt < STORE_ATTEMPTS && pending.length > 0; attempt++) {
 		// A little jitter, so that runs of two processes that overwrote each other do not meet again.
 		await sleep(onceOnlyTiming.settleMs * (1 + Math.random() / 2));
-		const recorded = await recordInStore(context, state, entriesOf(pending), pending);
+		const recorded = await recordInStore(context, state, store, entriesOf(pending), pending);
 		for (const deliveryId of pending) if (recorded.has(tokenOf(deliveryId))) owned.add(deliveryId);
 		pending = pending.filter((deliveryId) => !owned.has(deliveryId) && !recorded.has(claimOf(deliveryId)));
 	}
@@ -418,12 +486,24 @@ function claimWithoutStore(state: TriggerState, ids: string[], attempts: Map<str
  * Records entries in the trigger's store row and answers those that were there already. Calls of one
  * process go one batch at a time, so they never overwrite each other, and a burst's runs share calls.
  */
-async function recordInStore(context: IExecuteFunctions, state: TriggerState, entries: string[], deliveryIds: string[]): Promise<Set<string>> {
-	const answer = new Promise<Set<string>>((resolve, reject) => state.pendingCalls.push({ context, entries, resolve, reject }));
-	if (!state.calling) void callStoreInBatches(state);
-	const processed = await answer.catch(() => undefined);
+async function recordInStore(context: IExecuteFunctions, state: TriggerState, store: DeliveryStore, entries: string[], deliveryIds: string[]): Promise<Set<string>> {
+	const processed = await callStore(state, store, entries, false).catch(() => undefined);
 	if (!processed) throw couldNotRecord(context, deliveryIds);
 	return processed;
+}
+
+/**
+ * Removes entries from the trigger's store row, in the same line of calls. Failing, the entries stay:
+ * a re-delivery that neither the memory nor the static data knows then runs again.
+ */
+function removeFromStore(state: TriggerState, store: DeliveryStore, entries: string[]): void {
+	callStore(state, store, entries, true).catch(() => store.warn(`Agency Inbox Trigger: could not mark the end of the runs of ${entries.length} deliveries in n8n's database; a re-delivery of one that n8n's memory lost runs again.`));
+}
+
+function callStore(state: TriggerState, store: DeliveryStore, entries: string[], remove: boolean): Promise<Set<string>> {
+	const answer = new Promise<Set<string>>((resolve, reject) => state.pendingCalls.push({ store, entries, remove, resolve, reject }));
+	if (!state.calling) void callStoreInBatches(state);
+	return answer;
 }
 
 async function callStoreInBatches(state: TriggerState): Promise<void> {
@@ -431,25 +511,33 @@ async function callStoreInBatches(state: TriggerState): Promise<void> {
 	try {
 		while (state.pendingCalls.length > 0) {
 			const batch = state.pendingCalls.splice(0);
-			const entries = [...new Set(batch.flatMap((call) => call.entries))];
-			let processed: Set<string> | undefined;
-			let failure: unknown;
-			for (let attempt = 0; attempt < STORE_ATTEMPTS && !processed; attempt++) {
-				try {
-					// Any call's context will do: all of them name the same workflow and node, so the same row.
-					const recorded = await batch[0].context.helpers.checkProcessedAndRecord(entries, 'node', STORE_OPTIONS);
-					processed = new Set(recorded.processed.map(String));
-				} catch (error) {
-					failure = error;
-				}
-			}
-			for (const call of batch) {
-				if (processed) call.resolve(processed);
-				else call.reject(failure);
-			}
+			await callBatch(batch.filter((call) => !call.remove), async (store, entries) => new Set((await store.checkProcessedAndRecord(entries, 'node', STORE_OPTIONS)).processed.map(String)));
+			await callBatch(batch.filter((call) => call.remove), async (store, entries) => {
+				await store.removeProcessed(entries, 'node', STORE_OPTIONS);
+				return new Set<string>();
+			});
 		}
 	} finally {
 		state.calling = false;
+	}
+}
+
+/** One call for the calls of a batch, tried STORE_ATTEMPTS times. Any call's store will do: all name the same workflow and node, so the same row. */
+async function callBatch(calls: PendingCall[], call: (store: DeliveryStore, entries: string[]) => Promise<Set<string>>): Promise<void> {
+	if (calls.length === 0) return;
+	const entries = [...new Set(calls.flatMap((pending) => pending.entries))];
+	let processed: Set<string> | undefined;
+	let failure: unknown;
+	for (let attempt = 0; attempt < STORE_ATTEMPTS && !processed; attempt++) {
+		try {
+			processed = await call(calls[0].store, entries);
+		} catch (error) {
+			failure = error;
+		}
+	}
+	for (const pending of calls) {
+		if (processed) pending.resolve(processed);
+		else pending.reject(failure);
 	}
 }
 

@@ -5,9 +5,10 @@
  * answer timeout counted as failed, and the spec's retry schedule compressed (TIME_SCALE). n8n is
  * killed (SIGKILL) in the middle of runs, and stopped (SIGTERM) during a burst of 30 whose runs wait on
  * the request budget past n8n's graceful-shutdown time; after the restart and the sandbox's retries
- * every delivery has its effect (one auto-reply at the sandbox naming its id) exactly once. Then the
- * user's Retry of a failed and of a crashed execution, as the editor calls it, and both URLs of the
- * trigger side by side.
+ * every delivery has its effect (one auto-reply at the sandbox naming its id) exactly once. Runs that end
+ * together after the service stopped waiting for their answers, and n8n restarted before its retries:
+ * none runs again. Then the user's Retry of a failed and of a crashed execution, as the editor calls
+ * it, and both URLs of the trigger side by side.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -36,6 +37,16 @@ const REPLIES = {
 	credential: { id: 'ackCredential30', name: 'Agency Inbox, 30 per minute' },
 	requestsPerMinute: 30,
 };
+/** Its own budget (600 a minute), so its runs wait on the service alone. */
+const TOGETHER = {
+	workflowId: 'e2eAckTogether1',
+	webhookId: '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4c03',
+	credential: { id: 'ackCredential600', name: 'Agency Inbox, 600 per minute' },
+	requestsPerMinute: 600,
+	deliveries: 8,
+};
+/** The sandbox's answer timeout while those runs go on: the service has stopped waiting when they end. */
+const SHORT_ANSWER_TIMEOUT_MS = 2_000;
 const URLS = { workflowId: 'e2eAckBothUrls1', webhookId: '5b0e6a52-7c1d-4e3f-9a8b-0c1d2e3f4c02', credential: { id: 'ackCredentialUrls', name: 'Agency Inbox, both URLs' } };
 const URLS_TRIGGER = 'Agency Inbox Trigger';
 /** Another endpoint's secret, for the Test URL. */
@@ -79,14 +90,14 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 	const productionUrl = (webhookId: string) => `${n8n!.url}/webhook/${webhookId}/webhook`;
 	const executionsOf = (workflowId: string) => listExecutions(n8n!.url, n8n!.restHeaders, workflowId);
 	const control = <T>(route: string, body: unknown) => postJson<T>(`${sandbox.origin}/_sandbox/${route}`, body);
-	/** The service sends a chat message event to the auto-reply's endpoint; the id is the one its attempts carry. */
-	const fire = async (delivery: BurstDelivery) => {
+	/** The service sends a chat message event to an auto-reply's endpoint; the id is the one its attempts carry. */
+	const fire = async (delivery: BurstDelivery, endpointId: string) => {
 		const data = { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } };
-		return (await control<{ messageId: string }>('events', { type: 'chat.message.sent', data, endpointId: repliesEndpoint })).messageId;
+		return (await control<{ messageId: string }>('events', { type: 'chat.message.sent', data, endpointId })).messageId;
 	};
-	const fireAll = async (prefix: string, count: number) => {
+	const fireAll = async (prefix: string, count: number, endpointId = repliesEndpoint) => {
 		const ids: BurstDelivery[] = [];
-		for (const delivery of burstDeliveries(sandbox, prefix, count)) ids.push({ ...delivery, deliveryId: await fire(delivery) });
+		for (const delivery of burstDeliveries(sandbox, prefix, count)) ids.push({ ...delivery, deliveryId: await fire(delivery, endpointId) });
 		return ids;
 	};
 	/** Waits for one reply per delivery (the sandbox retrying as the service does), then a while for any second one. */
@@ -108,10 +119,11 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 			n8nVersion,
 			credentials: [
 				{ ...sandboxCredential(sandbox, REPLIES.requestsPerMinute), ...REPLIES.credential },
+				{ ...sandboxCredential(sandbox, TOGETHER.requestsPerMinute), ...TOGETHER.credential },
 				{ ...sandboxCredential(sandbox), ...URLS.credential, data: { ...sandboxCredential(sandbox).data, testWebhookSigningSecret: TEST_URL_SECRET } },
 			],
-			workflows: [burstReplyWorkflow(REPLIES.workflowId, REPLIES.webhookId, REPLIES.credential), bothUrlsWorkflow()],
-			publish: [REPLIES.workflowId, URLS.workflowId],
+			workflows: [burstReplyWorkflow(REPLIES.workflowId, REPLIES.webhookId, REPLIES.credential), burstReplyWorkflow(TOGETHER.workflowId, TOGETHER.webhookId, TOGETHER.credential), bothUrlsWorkflow()],
+			publish: [REPLIES.workflowId, TOGETHER.workflowId, URLS.workflowId],
 		});
 		await start();
 	}, SETUP_TIMEOUT_MS);
@@ -189,6 +201,25 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		expect(await recordedOutput(n8n!, retried.id, 'Send Auto-Reply')).toEqual([expect.objectContaining({ message: `Auto-reply to delivery ${delivery.deliveryId}` })]);
 		expect((await repliesPerDelivery(sandbox.origin)).get(delivery.deliveryId)).toBe(1);
 	}, 120_000);
+
+	it(`${TOGETHER.deliveries} runs that end together after the service stopped waiting (${SHORT_ANSWER_TIMEOUT_MS / 1000} s), n8n restarted before its retries: no delivery runs again`, async () => {
+		const endpointId = (await control<{ id: string }>('webhook-endpoints', { url: productionUrl(TOGETHER.webhookId) })).id;
+		await control('webhook-settings', { answerTimeoutMs: SHORT_ANSWER_TIMEOUT_MS, holdRetries: true });
+		// The service stores each reply and answers it 5 s later: the runs end within moments of each other.
+		await control('faults', { kind: 'hold', method: 'POST', pathPrefix: '/v1/master-inbox/rooms/', holdMs: 5_000, count: TOGETHER.deliveries });
+		const deliveries = await fireAll('together', TOGETHER.deliveries, endpointId);
+		await waitFor(`${TOGETHER.deliveries} runs ended`, () => executionsOf(TOGETHER.workflowId), (found) => found.filter((execution) => execution.status === 'success').length === TOGETHER.deliveries, 180_000);
+		expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
+		const attempts = await getJson<{ data: Array<{ messageId: string; status?: number }> }>(`${sandbox.origin}/_sandbox/deliveries`);
+		expect(attempts.data.filter((attempt) => deliveries.some((delivery) => delivery.deliveryId === attempt.messageId) && attempt.status === 200)).toEqual([]);
+		await n8n!.stop();
+		await start();
+		await control('webhook-settings', { holdRetries: false });
+		// Each retry is answered 200: "already run", or by a run that stopped at the trigger.
+		await waitFor('a 200 for each retry', async () => (await getJson<{ data: Array<{ messageId: string; status?: number }> }>(`${sandbox.origin}/_sandbox/deliveries`)).data, (found) => deliveries.every((delivery) => found.some((attempt) => attempt.messageId === delivery.deliveryId && attempt.status === 200)), 180_000);
+		expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
+		await control('webhook-settings', { answerTimeoutMs: ANSWER_TIMEOUT_MS });
+	}, 10 * 60_000);
 
 	it(`SIGTERM during a burst of 30 whose runs wait on the budget past n8n's ${GRACEFUL_SHUTDOWN_SECONDS} s graceful shutdown: each delivery has its effect once after the restart and the retries`, async () => {
 		const firedAt = Date.now() - 1_000;

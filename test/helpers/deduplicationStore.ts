@@ -47,7 +47,24 @@ export class InMemoryDeduplicationStore implements IDataDeduplicator {
 		return output;
 	}
 
-	async removeProcessed(): Promise<void> {}
+	async removeProcessed(items: DeduplicationItemTypes[], scope: DeduplicationScope, context: ICheckProcessedContextData): Promise<void> {
+		const key = this.rowKey(scope, context);
+		const read = this.rows.get(key);
+		if (!read) return;
+		const kept = [...read];
+		await nextTurn();
+		for (const item of items) {
+			const index = kept.indexOf(InMemoryDeduplicationStore.hash(item));
+			if (index !== -1) kept.splice(index, 1);
+		}
+		this.rows.set(key, kept);
+	}
+
+	/** Whether the node's row holds any of `values` (scope node). */
+	holdsAny(workflow: ICheckProcessedContextData['workflow'], node: ICheckProcessedContextData['node'], values: string[]): boolean {
+		const row = this.rows.get(this.rowKey('node', { workflow, node }));
+		return !!row && values.some((value) => row.includes(InMemoryDeduplicationStore.hash(value)));
+	}
 
 	async clearAllProcessedItems(scope: DeduplicationScope, context: ICheckProcessedContextData): Promise<void> {
 		this.rows.delete(this.rowKey(scope, context));

@@ -255,6 +255,63 @@ describe('webhook retry schedule', () => {
 		}
 	});
 
+	test('POST /_sandbox/webhook-settings sets the answer timeout of the attempts that follow; a bad value is refused', async () => {
+		const sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.001 });
+		const held: Array<() => void> = [];
+		const server: Server = createServer((req, res) => {
+			req.resume();
+			held.push(() => res.writeHead(200).end());
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		try {
+			const ctl = control(sandbox);
+			expect((await ctl.get('/webhook-settings')).body).toEqual({ answerTimeoutMs: 15_000, holdRetries: false });
+			expectProblem(await ctl.post('/webhook-settings', { answerTimeoutMs: 0 }), 400, /answerTimeoutMs must be/);
+			expectProblem(await ctl.post('/webhook-settings', { holdRetries: 'yes' }), 400, /holdRetries must be/);
+			expect((await ctl.post('/webhook-settings', { answerTimeoutMs: 200 })).body).toEqual({ answerTimeoutMs: 200, holdRetries: false });
+			await ctl.post('/webhook-endpoints', { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` });
+			const { messageId } = (await ctl.post('/events', { type: 'chat.message.sent' })).body;
+			const [first] = await waitFor(async () => {
+				const found = (await deliveriesOf(sandbox)).filter((delivery) => delivery.messageId === messageId);
+				return found.length >= 1 && found;
+			});
+			expect(first).toMatchObject({ attempt: 1, error: 'no answer within 200 ms' });
+		} finally {
+			for (const answer of held) answer();
+			await sandbox.close();
+			server.closeAllConnections();
+			await new Promise((resolve) => server.close(resolve));
+		}
+	});
+
+	test('holdRetries: a retry that falls due waits until the retries are let go, then goes out; new events still go out at once', async () => {
+		const sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.001 });
+		const receiver = await startReceiver((index) => (index === 0 ? 500 : 200));
+		try {
+			const ctl = control(sandbox);
+			await ctl.post('/webhook-endpoints', { url: receiver.url });
+			expect((await ctl.post('/webhook-settings', { holdRetries: true })).body).toMatchObject({ holdRetries: true });
+			const { messageId } = (await ctl.post('/events', { type: 'chat.message.sent' })).body;
+			await waitFor(() => receiver.received.length === 1);
+			// Its retry was due after 5 ms (5 s at this scale); it waits, while a new event goes out.
+			await new Promise((resolve) => setTimeout(resolve, 200));
+			await ctl.post('/events', { type: 'proposal.accepted' });
+			await waitFor(() => receiver.received.length === 2);
+			await new Promise((resolve) => setTimeout(resolve, 200));
+			expect(receiver.received.filter((received) => received.headers['webhook-id'] === messageId)).toHaveLength(1);
+			await ctl.post('/webhook-settings', { holdRetries: false });
+			await waitFor(() => receiver.received.filter((received) => received.headers['webhook-id'] === messageId).length === 2);
+			const attempts = (await deliveriesOf(sandbox)).filter((delivery) => delivery.messageId === messageId);
+			expect(attempts.map(({ attempt, status }) => ({ attempt, status }))).toEqual([
+				{ attempt: 1, status: 500 },
+				{ attempt: 2, status: 200 },
+			]);
+		} finally {
+			await sandbox.close();
+			await receiver.close();
+		}
+	});
+
 	test('close() cancels pending retries', async () => {
 		const sandbox = await startSandbox({ requestsPerMinute: 0, webhookTimeScale: 0.01 }); // first retry after 50 ms
 		const receiver = await startReceiver(() => 500);

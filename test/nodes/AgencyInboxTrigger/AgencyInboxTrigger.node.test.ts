@@ -115,6 +115,13 @@ describe('Agency Inbox Trigger: deliveries', () => {
 describe('Agency Inbox Trigger: acknowledged once its run ended, one run per delivery', () => {
 	const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
 	const retryOf = (id: string) => signedRequest(body, productionSecret, { id, at: new Date(Date.now() + 5_000) });
+	/** One delivery per id, each starting a run: the items of each, and the response n8n answers it on. */
+	const acceptEach = async (trigger: TriggerWorkflow, ids: string[]) => {
+		const responses = ids.map(() => new RecordedResponse());
+		const accepted = [];
+		for (const [index, id] of ids.entries()) accepted.push((await receive(trigger, signedRequest(body, productionSecret, { id }), responses[index])).workflowData![0]);
+		return { responses, accepted };
+	};
 
 	it('answers 200 once the run ended; a re-delivery then gets 200 and no second run, also after a restart', async () => {
 		const trigger = triggerWith({}, secrets);
@@ -180,14 +187,34 @@ describe('Agency Inbox Trigger: acknowledged once its run ended, one run per del
 	it('keeps every id of overlapping runs in the static data, whichever run saves last (one process)', async () => {
 		const trigger = triggerWith({}, secrets, {}, 'overlapping-saves');
 		const ids = ['msg_overlap_1', 'msg_overlap_2', 'msg_overlap_3'];
-		const responses = ids.map(() => new RecordedResponse());
-		const accepted = [];
-		for (const [index, id] of ids.entries()) accepted.push((await receive(trigger, signedRequest(body, productionSecret, { id }), responses[index])).workflowData![0]);
+		const { responses, accepted } = await acceptEach(trigger, ids);
 		// All three runs loaded the static data before any ended; each saves at its end, then n8n answers it.
 		const loadedAtStart = persistedStaticData(trigger);
 		for (const [index, items] of accepted.entries()) answerAfterRun(responses[index], await trigger.runStartedBy(items, 'webhook', { staticData: loadedAtStart }));
 		const restarted = inAnotherProcess(triggerWith({}, secrets, persistedStaticData(trigger), 'overlapping-saves'));
 		for (const id of ids) expect(await deliver(restarted, retryOf(id))).toMatchObject({ status: 200, items: undefined });
+	});
+
+	it('lets no delivery of runs that ended together run again after a restart, when their senders had hung up and each save lacked the others\' ids', async () => {
+		const trigger = triggerWith({}, secrets, {}, 'overlapping-unanswered');
+		const ids = ['msg_together_1', 'msg_together_2', 'msg_together_3'];
+		const { responses, accepted } = await acceptEach(trigger, ids);
+		// The runs wait on the budget past the service's answer timeout: it hangs up on each.
+		for (const response of responses) response.hangUp();
+		// They end together: each saves before n8n has answered any, so the last save has one id only.
+		const loadedAtStart = persistedStaticData(trigger);
+		const runs = [];
+		for (const items of accepted) runs.push(await trigger.runStartedBy(items, 'webhook', { staticData: loadedAtStart }));
+		for (const [index, run] of runs.entries()) answerAfterRun(responses[index], run);
+		const saved = persistedStaticData(trigger);
+		await waitUntil(async () => !deduplicationStore().holdsAny(trigger.workflow, trigger.node, ids.map((id) => `${id} open`)));
+		// n8n restarts before the service's next retry: its process memory is gone.
+		const restarted = inAnotherProcess(triggerWith({}, secrets, saved, 'overlapping-unanswered'));
+		for (const id of ids) {
+			const answer = await deliver(restarted, retryOf(id));
+			expect({ id, status: answer.status, passed: answer.items ?? [] }).toEqual({ id, status: 200, passed: [] });
+		}
+		for (const id of ids) expect(await deliver(restarted, retryOf(id))).toMatchObject({ status: 200, items: undefined, message: 'Delivery already run; no second run' });
 	});
 
 	it('treats a failed run as run (n8n answers it 500): the service\'s re-delivery starts none, also after a restart', async () => {
@@ -384,27 +411,43 @@ describe('Agency Inbox Trigger: the claim of a run in another process', () => {
 	const calls = new Map<string, number>();
 	let release: (() => void) | undefined;
 	let held: Promise<void> | undefined;
+	/** Workflows whose store calls fail (n8n's database refuses them). */
+	const failing = new Set<string>();
 
 	beforeAll(() => {
 		const record = store.checkProcessedAndRecord.bind(store);
 		jest.spyOn(store, 'checkProcessedAndRecord').mockImplementation(async (items, scope, context, options) => {
 			const workflowId = String(context.workflow.id);
 			calls.set(workflowId, (calls.get(workflowId) ?? 0) + 1);
+			if (failing.has(workflowId)) throw new Error('SQLITE_BUSY: database is locked');
 			if (held) await held;
 			return await record(items, scope, context, options);
 		});
 	});
 	afterAll(() => jest.restoreAllMocks());
 
-	it('a run in the process that accepted its delivery calls no store; a run in another process records, waits and reads back', async () => {
+	it('a run in the process that accepted its delivery records once without waiting; a run in another process records, waits and reads back', async () => {
 		const oneProcess = triggerWith({}, secrets, {}, 'default-setup-calls');
 		expect((await deliver(oneProcess, signedRequest(body, productionSecret, { id: 'msg_default_setup' }))).items).toHaveLength(1);
-		expect(calls.get('default-setup-calls')).toBeUndefined();
+		expect(calls.get('default-setup-calls')).toBe(1);
 
 		const accepted = await receive(inAnotherProcess(triggerWith({}, secrets, {}, 'queue-mode-calls')), signedRequest(body, productionSecret, { id: 'msg_queue_mode' }));
 		const worker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-mode-calls'));
 		expect(triggerOutput(await worker.runStartedBy(accepted.workflowData![0]))).toHaveLength(1);
 		expect(calls.get('queue-mode-calls')).toBe(2);
+	});
+
+	it('fails a run whose claim n8n\'s database refused (n8n answers 500), and runs the delivery on the service\'s retry', async () => {
+		const trigger = triggerWith({}, secrets, {}, 'claim-refused');
+		const response = new RecordedResponse();
+		const accepted = await receive(trigger, signedRequest(body, productionSecret, { id: 'msg_claim_refused' }), response);
+		failing.add('claim-refused');
+		const run = await trigger.runStartedBy(accepted.workflowData![0]);
+		failing.delete('claim-refused');
+		expect(run.data.resultData.error?.message).toContain('Could not record the start of the run for delivery msg_claim_refused');
+		expect(answerAfterRun(response, run)).toBe(500);
+		const retried = await deliver(trigger, signedRequest(body, productionSecret, { id: 'msg_claim_refused', at: new Date(Date.now() + 5_000) }));
+		expect(retried).toMatchObject({ status: 200, items: [expect.objectContaining({ deliveryId: 'msg_claim_refused' })] });
 	});
 
 	it('a run on a worker stops at the trigger when another run claimed its delivery', async () => {
