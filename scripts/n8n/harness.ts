@@ -469,8 +469,9 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 	const readyLine = READY_LINES[command];
 	const timeoutMs = options.timeoutMs ?? 480_000;
 	const runtime = await runtimeFor(userFolder);
-	// n8n 1.x starts no task broker: its port stays unbound, and another process may take it meanwhile.
-	const brokerBound = n8nMajorVersion((await readUserFolderSettings(userFolder)).n8nVersion) >= 2;
+	// n8n 1.x starts no task broker, nor does a webhook process: its port stays unbound, and another
+	// process may take it meanwhile.
+	const brokerBound = command !== 'webhook' && n8nMajorVersion((await readUserFolderSettings(userFolder)).n8nVersion) >= 2;
 	const port = options.port ?? (await findFreePorts(1))[0];
 	const url = `http://127.0.0.1:${port}`;
 	const name = options.name ?? 'n8n';
@@ -551,7 +552,8 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 			kill: () => stopWith('SIGKILL'),
 		};
 	} catch (error) {
-		await stop();
+		// What went wrong starting is the error to see, not a stop that went wrong after it.
+		await stop().catch(() => undefined);
 		throw error;
 	}
 }
