@@ -78,8 +78,11 @@ import { setRunOrder } from '../shared/runOrder';
 import type { Delivery } from './delivery';
 import { DELIVERY_MEMORY_MS, DeliveryLog, MAX_REMEMBERED_DELIVERIES, type StoredDeliveries } from './deliveryLog';
 
-/** settleMs: long enough for any write that read the row before ours to have landed (tests shorten it). */
-export const onceOnlyTiming = { settleMs: 1_000, answerCheckMs: 1_000 };
+/**
+ * settleMs: long enough for any write that read the row before ours to have landed (tests shorten it).
+ * answerCheckMs: how soon the end of a run whose sender hung up is seen, and marked in the store.
+ */
+export const onceOnlyTiming = { settleMs: 1_000, answerCheckMs: 200 };
 
 const STORE_ATTEMPTS = 8;
 /** The store row's cap in entries: two per delivery run in queue mode (a row of about 53 KB). */

@@ -20,7 +20,7 @@ import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { signWebhook } from '../../scripts/n8n/signedWebhook';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
-import { burstDeliveries, burstReplyWorkflow, notExactlyOnce, repliesPerDelivery, type BurstDelivery } from './bursts';
+import { burstDeliveries, burstReplyWorkflow, firstReplyTimes, notExactlyOnce, repliesPerDelivery, type BurstDelivery } from './bursts';
 import { getJson, listExecutions, postJson, recordedOutput, sleep, waitFor, type ExecutionSummary } from './support';
 
 const n8nVersion = SELECTED_N8N_VERSION;
@@ -209,6 +209,9 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		await control('faults', { kind: 'hold', method: 'POST', pathPrefix: '/v1/master-inbox/rooms/', holdMs: 5_000, count: TOGETHER.deliveries });
 		const deliveries = await fireAll('together', TOGETHER.deliveries, endpointId);
 		await waitFor(`${TOGETHER.deliveries} runs ended`, () => executionsOf(TOGETHER.workflowId), (found) => found.filter((execution) => execution.status === 'success').length === TOGETHER.deliveries, 180_000);
+		// n8n stops a few seconds after the runs ended: the trigger marks an end in the store once it has
+		// seen n8n's answer (a run that ended in n8n's last moment runs again: the README's window).
+		await sleep(3_000);
 		expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
 		const attempts = await getJson<{ data: Array<{ messageId: string; status?: number }> }>(`${sandbox.origin}/_sandbox/deliveries`);
 		expect(attempts.data.filter((attempt) => deliveries.some((delivery) => delivery.deliveryId === attempt.messageId) && attempt.status === 200)).toEqual([]);
@@ -221,7 +224,7 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		await control('webhook-settings', { answerTimeoutMs: ANSWER_TIMEOUT_MS });
 	}, 10 * 60_000);
 
-	it(`SIGTERM during a burst of 30 whose runs wait on the budget past n8n's ${GRACEFUL_SHUTDOWN_SECONDS} s graceful shutdown: each delivery has its effect once after the restart and the retries`, async () => {
+	it(`SIGTERM during a burst of 30 whose runs wait on the budget past n8n's ${GRACEFUL_SHUTDOWN_SECONDS} s graceful shutdown: each delivery has its effect after the restart and the retries, a second time only when its run was in the shutdown's last moments`, async () => {
 		const firedAt = Date.now() - 1_000;
 		const deliveries = await fireAll('stopped', 30);
 		// 30 requests a minute: each run's Get Proposal goes out at once, its Send Message a minute later.
@@ -235,7 +238,16 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		const repliedBefore = await repliesPerDelivery(sandbox.origin);
 		process.stderr.write(`n8n exited ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after SIGTERM; ${deliveries.filter((delivery) => repliedBefore.has(delivery.deliveryId)).length} of the 30 runs had ended\n`);
 		await start();
-		await expectOneEffectEach(deliveries, 10 * 60_000);
+		await waitFor(`a reply to each of ${deliveries.length} deliveries`, () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.every((delivery) => counts.has(delivery.deliveryId)), 10 * 60_000);
+		await sleep(RETRY_DELAYS_SECONDS[1] * 1000 * TIME_SCALE);
+		// A run n8n cut after its reply was stored, or one that ended in n8n's last moment before it could
+		// mark the end in its database, runs again (the window the README names): its first reply came
+		// during the shutdown. Any other delivery replied once; none lost.
+		const replies = await repliesPerDelivery(sandbox.origin);
+		const firstReplyAt = await firstReplyTimes(sandbox.origin);
+		const notOnce = Object.entries(notExactlyOnce(replies, deliveries)).map(([deliveryId, count]) => ({ deliveryId, count, firstReplyAfterSigtermMs: (firstReplyAt.get(deliveryId) ?? NaN) - stoppedAt }));
+		process.stderr.write(`SIGTERM burst: ${notOnce.length} of 30 replied twice, first replies ${JSON.stringify(notOnce.map((delivery) => delivery.firstReplyAfterSigtermMs))} ms after SIGTERM\n`);
+		expect(notOnce.filter((delivery) => delivery.count !== 2 || !(delivery.firstReplyAfterSigtermMs >= 0))).toEqual([]);
 	}, 15 * 60_000);
 
 	/** The service's next attempt of the first message at the Production URL, signed anew. */
