@@ -15,9 +15,9 @@
  *   500, and a run n8n could not start at all with a 500 too), and from the node's static data, which
  *   n8n reads from its database for every request and writes at the end of every run that changed it,
  *   failed runs included.
- * - running: ids accepted here that n8n has not answered yet (at most RUNNING_BELIEF_MS), of those
- *   the ones whose run's trigger step ran here, and of those the ones with an open entry in the store
- *   (and the store's helpers from the latest run, to remove it).
+ * - running: ids accepted here that n8n has not answered yet (at most RUNNING_BELIEF_MS), and of those
+ *   the ones whose run's trigger step ran here (each with an open entry in the store where n8n has one,
+ *   removed at the answer through the store's helpers from the latest run).
  * - attempts: ids whose earlier runs n8n answered with an error here (queue mode), how many.
  *
  * 1. Accept, in webhook(). An id that is finished is answered 200 "already run", no run. A running id
@@ -142,11 +142,12 @@ interface TriggerState {
 	finished: DeliveryLog;
 	/** Ids accepted here whose answer n8n has not sent: accepted at (ms). */
 	running: Map<string, number>;
-	/** Of those, the ids whose run's trigger step ran in this process: any answer then means the run ended. */
+	/**
+	 * Of those, the ids whose run's trigger step ran in this process: any answer then means the run
+	 * ended. Each has an open entry in n8n's deduplication store when n8n has one (`store`).
+	 */
 	ranHere: Set<string>;
-	/** Of those, the ids whose open entry is in n8n's deduplication store, to remove at the answer. */
-	openInStore: Set<string>;
-	/** The store of the latest run here, for those removals (it outlives the run that handed it out). */
+	/** The store of the latest run here, to remove those open entries (it outlives the run that handed it out). */
 	store?: DeliveryStore;
 	/** Ids whose earlier runs n8n answered with an error here: how many. */
 	attempts: Map<string, number>;
@@ -196,7 +197,6 @@ function stateOf(context: IWebhookFunctions | IExecuteFunctions): TriggerState {
 		finished: new DeliveryLog(),
 		running: new Map(),
 		ranHere: new Set(),
-		openInStore: new Set(),
 		attempts: new Map(),
 		claiming: new Set(),
 		pendingCalls: [],
@@ -255,11 +255,10 @@ function watchAnswer(response: WatchedResponse, onAnswer: (status: number | unde
 function answerEnded(state: TriggerState, deliveryId: string, status: number | undefined, nowMs: number): void {
 	state.running.delete(deliveryId);
 	const ranHere = state.ranHere.delete(deliveryId);
-	const openInStore = state.openInStore.delete(deliveryId);
 	if (status !== undefined && (ranHere || (status >= 200 && status < 300))) {
 		state.finished.add(deliveryId, nowMs);
 		state.attempts.delete(deliveryId);
-		if (openInStore && state.store) removeFromStore(state, state.store, [openEntry(deliveryId)]);
+		if (ranHere && state.store) removeFromStore(state, state.store, [openEntry(deliveryId)]);
 		return;
 	}
 	const attempts = (state.attempts.get(deliveryId) ?? 0) + 1;
@@ -275,7 +274,6 @@ function forgetStaleRunning(state: TriggerState, nowMs: number): void {
 		if (acceptedAt > nowMs - RUNNING_BELIEF_MS) continue;
 		state.running.delete(deliveryId);
 		state.ranHere.delete(deliveryId);
-		state.openInStore.delete(deliveryId);
 	}
 }
 
@@ -418,22 +416,20 @@ function storeOf(context: IExecuteFunctions): DeliveryStore | undefined {
  */
 async function claimOwn(context: IExecuteFunctions, state: TriggerState, ids: string[], nowMs: number): Promise<Set<string>> {
 	const store = storeOf(context);
-	let endedBefore: string[] = [];
+	const owned = new Set(ids);
 	if (store && ids.length > 0) {
 		state.store = store;
 		// Records the id and the open entry; both there already: an earlier run started and its end is not known, so it runs again.
 		const recorded = await recordInStore(context, state, store, ids.flatMap((deliveryId) => [deliveryId, openEntry(deliveryId)]), ids);
-		endedBefore = ids.filter((deliveryId) => recorded.has(deliveryId) && !recorded.has(openEntry(deliveryId)));
-		for (const deliveryId of endedBefore) state.finished.add(deliveryId, nowMs);
+		const endedBefore = ids.filter((deliveryId) => recorded.has(deliveryId) && !recorded.has(openEntry(deliveryId)));
+		for (const deliveryId of endedBefore) {
+			owned.delete(deliveryId);
+			state.finished.add(deliveryId, nowMs);
+		}
 		if (endedBefore.length > 0) removeFromStore(state, store, endedBefore.map(openEntry));
 	}
-	const owned = ids.filter((deliveryId) => !endedBefore.includes(deliveryId));
-	for (const deliveryId of owned) {
-		if (!state.running.has(deliveryId)) continue;
-		state.ranHere.add(deliveryId);
-		if (store) state.openInStore.add(deliveryId);
-	}
-	return new Set(owned);
+	for (const deliveryId of owned) if (state.running.has(deliveryId)) state.ranHere.add(deliveryId);
+	return owned;
 }
 
 /** The claim of a run whose delivery another process accepted (queue mode). */

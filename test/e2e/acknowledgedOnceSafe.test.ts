@@ -100,11 +100,14 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		for (const delivery of burstDeliveries(sandbox, prefix, count)) ids.push({ ...delivery, deliveryId: await fire(delivery, endpointId) });
 		return ids;
 	};
-	/** Waits for one reply per delivery (the sandbox retrying as the service does), then a while for any second one. */
-	const expectOneEffectEach = async (deliveries: BurstDelivery[], timeoutMs: number) => {
+	/** Waits for a reply per delivery (the sandbox retrying as the service does), then a while for any second one: the replies per delivery. */
+	const effectsOf = async (deliveries: BurstDelivery[], timeoutMs: number) => {
 		await waitFor(`a reply to each of ${deliveries.length} deliveries`, () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.every((delivery) => counts.has(delivery.deliveryId)), timeoutMs);
 		await sleep(RETRY_DELAYS_SECONDS[1] * 1000 * TIME_SCALE);
-		expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
+		return await repliesPerDelivery(sandbox.origin);
+	};
+	const expectOneEffectEach = async (deliveries: BurstDelivery[], timeoutMs: number) => {
+		expect(notExactlyOnce(await effectsOf(deliveries, timeoutMs), deliveries)).toEqual({});
 	};
 	const running = async (workflowId: string) => (await executionsOf(workflowId)).filter((execution) => execution.status === 'running');
 
@@ -213,13 +216,13 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		// seen n8n's answer (a run that ended in n8n's last moment runs again: the README's window).
 		await sleep(3_000);
 		expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
-		const attempts = await getJson<{ data: Array<{ messageId: string; status?: number }> }>(`${sandbox.origin}/_sandbox/deliveries`);
-		expect(attempts.data.filter((attempt) => deliveries.some((delivery) => delivery.deliveryId === attempt.messageId) && attempt.status === 200)).toEqual([]);
+		const isOurs = (attempt: { messageId: string }) => deliveries.some((delivery) => delivery.deliveryId === attempt.messageId);
+		expect((await deliveryAttempts()).filter((attempt) => isOurs(attempt) && attempt.status === 200)).toEqual([]);
 		await n8n!.stop();
 		await start();
 		await control('webhook-settings', { holdRetries: false });
 		// Each retry is answered 200: "already run", or by a run that stopped at the trigger.
-		await waitFor('a 200 for each retry', async () => (await getJson<{ data: Array<{ messageId: string; status?: number }> }>(`${sandbox.origin}/_sandbox/deliveries`)).data, (found) => deliveries.every((delivery) => found.some((attempt) => attempt.messageId === delivery.deliveryId && attempt.status === 200)), 180_000);
+		await waitFor('a 200 for each retry', deliveryAttempts, (found) => deliveries.every((delivery) => found.some((attempt) => attempt.messageId === delivery.deliveryId && attempt.status === 200)), 180_000);
 		expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
 		await control('webhook-settings', { answerTimeoutMs: ANSWER_TIMEOUT_MS });
 	}, 10 * 60_000);
@@ -238,12 +241,10 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		const repliedBefore = await repliesPerDelivery(sandbox.origin);
 		process.stderr.write(`n8n exited ${((Date.now() - stoppedAt) / 1000).toFixed(1)} s after SIGTERM; ${deliveries.filter((delivery) => repliedBefore.has(delivery.deliveryId)).length} of the 30 runs had ended\n`);
 		await start();
-		await waitFor(`a reply to each of ${deliveries.length} deliveries`, () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.every((delivery) => counts.has(delivery.deliveryId)), 10 * 60_000);
-		await sleep(RETRY_DELAYS_SECONDS[1] * 1000 * TIME_SCALE);
+		const replies = await effectsOf(deliveries, 10 * 60_000);
 		// A run n8n cut after its reply was stored, or one that ended in n8n's last moment before it could
 		// mark the end in its database, runs again (the window the README names): its first reply came
 		// during the shutdown. Any other delivery replied once; none lost.
-		const replies = await repliesPerDelivery(sandbox.origin);
 		const firstReplyAt = await firstReplyTimes(sandbox.origin);
 		const notOnce = Object.entries(notExactlyOnce(replies, deliveries)).map(([deliveryId, count]) => ({ deliveryId, count, firstReplyAfterSigtermMs: (firstReplyAt.get(deliveryId) ?? NaN) - stoppedAt }));
 		process.stderr.write(`SIGTERM burst: ${notOnce.length} of 30 replied twice, first replies ${JSON.stringify(notOnce.map((delivery) => delivery.firstReplyAfterSigtermMs))} ms after SIGTERM\n`);
@@ -257,10 +258,14 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		return { headers: { 'content-type': 'application/json', 'webhook-id': messageId, 'webhook-timestamp': String(now), 'webhook-signature': signWebhook(sandbox.signingSecret, messageId, now, body) }, body };
 	}
 
+	/** What the sandbox recorded of the attempts of every message. */
+	async function deliveryAttempts() {
+		return (await getJson<{ data: Array<{ messageId: string; status?: number }> }>(`${sandbox.origin}/_sandbox/deliveries`)).data;
+	}
+
 	/** What the sandbox recorded of the attempts of one message. */
 	async function deliveriesTo(messageId: string) {
-		const { data } = await getJson<{ data: Array<{ messageId: string; status?: number }> }>(`${sandbox.origin}/_sandbox/deliveries`);
-		return data.filter((attempt) => attempt.messageId === messageId);
+		return (await deliveryAttempts()).filter((attempt) => attempt.messageId === messageId);
 	}
 
 	/** Executions → Retry (with the original workflow), as the editor calls it: the run it started, once ended. */
