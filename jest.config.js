@@ -11,7 +11,11 @@ module.exports = {
 	// github-slugger (the docs link test) ships only ES modules; ts-jest turns it into CommonJS.
 	transform: { '/node_modules/github-slugger/.+\\.js$': ['ts-jest', { tsconfig: { allowJs: true } }] },
 	transformIgnorePatterns: ['/node_modules/(?!github-slugger/)'],
-	testTimeout: 30_000,
+	// Generous: a test here is not about time, and a busy machine (installs beside it) stretches every
+	// poll; test/budgets.json and the file costs are where time is watched, as warnings.
+	testTimeout: 180_000,
+	// What a test started ends with it, also when it timed out (test/helpers/testScope.ts).
+	setupFilesAfterEnv: ['<rootDir>/test/helpers/endOfTest.ts'],
 	globalSetup: '<rootDir>/test/helpers/n8nUserFolderSetup.js',
 	globalTeardown: '<rootDir>/test/helpers/n8nUserFolderTeardown.js',
 };

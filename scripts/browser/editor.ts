@@ -15,8 +15,11 @@ export const APP_NAME = 'Agency Inbox';
 export const PROPOSAL_TRIGGER_NAME = 'Agency Inbox Proposal';
 export const CHAT_SAMPLE_ID = 'aiSampleChatFlw1';
 
-/** n8n's editor is slow to load on a busy machine; a step waits at most this long for what it expects. */
-export const STEP_TIMEOUT_MS = 30_000;
+/**
+ * n8n's editor is slow to load on a busy machine (a resource locator's list took more than 30 s with
+ * four suites beside it); a step waits at most this long for what it expects.
+ */
+export const STEP_TIMEOUT_MS = 120_000;
 
 export async function signIn(page: Page, environment: EditorEnvironment): Promise<void> {
 	page.setDefaultTimeout(STEP_TIMEOUT_MS);

@@ -266,6 +266,14 @@ export async function publishWorkflow(userFolder: string, id: string): Promise<v
 	await runN8nCommand(userFolder, args);
 }
 
+/**
+ * Unpublishes a workflow with `n8n unpublish:workflow` (n8n 2.x): in the database at once, and in a
+ * running n8n at its next reconcile pass; a way out when the editor's Unpublish did not finish.
+ */
+export async function unpublishWorkflow(userFolder: string, id: string): Promise<void> {
+	await runN8nCommand(userFolder, ['unpublish:workflow', `--id=${id}`]);
+}
+
 export interface ExecutionResult {
 	succeeded: boolean;
 	/** n8n's run data (IRun): `data.resultData.runData[nodeName][0].data.main[0][i].json`, `data.resultData.error`. */
@@ -660,8 +668,9 @@ async function setPublishedAt(url: string, headers: Record<string, string>, work
 		await call('POST', '/deactivate', {});
 	}
 	const wanted = published ? 'published' : 'not_published';
-	// n8n awaits each trigger's activation (a polling trigger's first poll): minutes on a busy machine.
-	await waitUntil(async () => (await call('GET', '/publication-status')).status === wanted, 240_000, `workflow ${workflowId} to be ${wanted}`);
+	// n8n awaits each trigger's activation (a polling trigger's first poll): minutes on a busy machine,
+	// within the publication lease this harness gives n8n (N8N_WORKFLOW_PUBLICATION_OUTBOX_LEASE_SECONDS).
+	await waitUntil(async () => (await call('GET', '/publication-status')).status === wanted, 600_000, `workflow ${workflowId} to be ${wanted}`);
 }
 
 interface CollectedOutput {

@@ -82,7 +82,7 @@ describe('the Agency Inbox nodes in n8n\'s editor (headless Chromium)', () => {
 		await environment?.stop();
 		timings['total'] = Date.now() - startedAt;
 		process.stderr.write(`browser test timings (ms): ${JSON.stringify(timings)}\n`);
-	}, 60_000);
+	});
 
 	// A step that failed leaves no dialog behind for the next one.
 	beforeEach(async () => {

@@ -58,7 +58,7 @@ describe(`the AI sample workflow in a real n8n ${n8nVersion}`, () => {
 		await registerWebhookEndpoints(sandbox.origin, (await triggerWebhooks(n8n.url, [sample])).map((webhook) => webhook.productionUrl));
 
 		await postJson(`${sandbox.origin}/_sandbox/changes`, { kind: 'clientMessage', roomId: room().roomId, text: CLIENT_TEXT });
-		await waitFor('the run of the AI sample to finish', () => listExecutions(n8n!.url, n8n!.restHeaders, sample.id), (runs) => finishedExecutions(runs).length > 0, 60_000);
+		await waitFor('the run of the AI sample to finish', () => listExecutions(n8n!.url, n8n!.restHeaders, sample.id), (runs) => finishedExecutions(runs).length > 0);
 		sent = (await getJson<{ data: SentMessage[] }>(`${sandbox.origin}/_sandbox/messages`)).data;
 	}, SETUP_TIMEOUT_MS);
 
@@ -67,7 +67,7 @@ describe(`the AI sample workflow in a real n8n ${n8nVersion}`, () => {
 		await sandbox?.close();
 		await model?.close();
 		if (workDir) removeTempDir(workDir);
-	}, 60_000);
+	});
 
 	it('one client message: exactly one reply, in its room, as the proposal\'s freelancer, with the drafted text', () => {
 		expect(sent).toEqual([

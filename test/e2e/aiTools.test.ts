@@ -87,7 +87,7 @@ describe(`n8n's AI Agent with the Agency Inbox tools, in a real n8n ${n8nVersion
 		await sandbox?.close();
 		await model?.close();
 		if (workDir) removeTempDir(workDir);
-	}, 60_000);
+	});
 
 	const firstRequest = () => model!.requests[0];
 	const toolResult = (nodeName: string) => toolResultSeenByModel(model!, Object.keys(TOOLS).indexOf(nodeName));

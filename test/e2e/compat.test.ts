@@ -230,7 +230,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		await sandbox?.close();
 		if (workDir) removeTempDir(workDir);
 		process.stderr.write(`compat timings (ms): ${JSON.stringify(timings)}\n`);
-	}, 60_000);
+	});
 
 	it('has the frozen fixtures: one workflow per operation and per trigger, every Agency Inbox node at typeVersion 1', () => {
 		expect([...fixtures.keys()].sort()).toEqual([...ACTION_FIXTURES, ...TRIGGER_FIXTURES].sort());
@@ -343,7 +343,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		expect(await recordedOutput(n8n!, executions[0].id, agencyInboxNode('trigger-webhook.json').name)).toEqual([
 			{ event: 'proposal.accepted', deliveryId: expect.any(String), timestamp: expect.any(String), payload: { proposal: { uid: 'prop-0003' } } },
 		]);
-	}, 180_000);
+	});
 
 	/** What the sandbox's CRM received: one row per item that reached the HTTP Request node of a trigger workflow. */
 	const crmRows = () => sandboxGet<Array<Record<string, unknown>>>('crm');
@@ -368,7 +368,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 	it('Agency Inbox Message Trigger: nothing written before activation, then one run of the next node per new client message (2 in one room, 1 in another)', async () => {
 		// The first poll after activation notes where the inbox stands; wait for polls after it.
 		const isMessagePoll = (request: RequestLogEntry) => request.method === 'GET' && request.path.endsWith('/v1/master-inbox/rooms') && request.query.sort === 'date-desc';
-		await waitFor('the message trigger to poll after its activation', () => pollsMatching(isMessagePoll), (polls) => polls.length >= 3, 60_000);
+		await waitFor('the message trigger to poll after its activation', () => pollsMatching(isMessagePoll), (polls) => polls.length >= 3);
 		// Seeded rooms end with a client message: none of them is history to emit.
 		expect(sandbox!.state.rooms.some((room) => room.lastStory !== null && !sandbox!.state.members.some((member) => member.uid === room.lastStory!.user?.id))).toBe(true);
 		expect(await listExecutions(n8n!.url, n8n!.restHeaders, MESSAGE_WORKFLOW_ID)).toEqual([]);
@@ -382,7 +382,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 			...twice.stories.map((story) => ({ storyId: story.storyId, roomId: roomA.roomId, text: 'Two questions, first: can you start Monday?' })),
 			{ storyId: once.storyId, roomId: roomB.roomId, text: 'Please share your availability.' },
 		];
-		await waitFor('the CRM to receive the three messages', messageRows, (rows) => rows.length >= expected.length, 60_000);
+		await waitFor('the CRM to receive the three messages', messageRows, (rows) => rows.length >= expected.length);
 		// A few more polls: no message is emitted twice, none from before activation.
 		await sleep(7_000);
 
@@ -420,12 +420,12 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 				}),
 			);
 		}
-	}, 150_000);
+	});
 
 	it('Agency Inbox Invitation Trigger (New and Changed Invitations): nothing listed before activation, then one run of the next node per new invitation and per status change', async () => {
 		const isInvitationPoll = (request: RequestLogEntry) =>
 			request.method === 'GET' && request.path.endsWith('/v1/agency/invitations') && request.query.pageSize === '100' && request.query.status === undefined;
-		await waitFor('the invitation trigger to poll after its activation', () => pollsMatching(isInvitationPoll), (polls) => polls.length >= 3, 60_000);
+		await waitFor('the invitation trigger to poll after its activation', () => pollsMatching(isInvitationPoll), (polls) => polls.length >= 3);
 		expect(await listExecutions(n8n!.url, n8n!.restHeaders, INVITATION_WORKFLOW_ID)).toEqual([]);
 		type InvitationItem = { trigger: string; previousStatus?: string; invite: { uid: string; status: string } };
 		const invitationRows = async () => (await crmRows()).filter((row) => typeof row.trigger === 'string' && typeof row.invite === 'object') as unknown as InvitationItem[];
@@ -434,10 +434,10 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		// A pending invitation listed at activation, and a new one.
 		const listed = sandbox!.state.invitations.find((invitation) => invitation.invite.status === 'PENDING')!.invite.uid;
 		const created = (await sandboxChange<{ invite: { uid: string } }>({ kind: 'newInvitation' })).invite.uid;
-		await waitFor('the CRM to receive the new invitation', invitationRows, (rows) => rows.some((row) => row.invite.uid === created), 60_000);
+		await waitFor('the CRM to receive the new invitation', invitationRows, (rows) => rows.some((row) => row.invite.uid === created));
 		await sandboxChange({ kind: 'invitationStatus', invitationUid: created, status: 'accepted' });
 		await sandboxChange({ kind: 'invitationStatus', invitationUid: listed, status: 'accepted' });
-		await waitFor('the CRM to receive the two status changes', invitationRows, (rows) => rows.filter((row) => row.trigger === 'statusChanged').length >= 2, 60_000);
+		await waitFor('the CRM to receive the two status changes', invitationRows, (rows) => rows.filter((row) => row.trigger === 'statusChanged').length >= 2);
 		// A few more polls: nothing is emitted twice.
 		await sleep(7_000);
 
@@ -447,7 +447,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		const runs = await triggerRuns(INVITATION_WORKFLOW_ID, INVITATION_TRIGGER_NAME);
 		expect(runs.map((run) => run.status)).toEqual(runs.map(() => 'success'));
 		expect(runs.flatMap((run) => run.items as unknown as InvitationItem[]).map(asSeen).sort()).toEqual(expected);
-	}, 150_000);
+	});
 
 	it('Agency Inbox Proposal Trigger (New and Updated, Simplify by default; Result Events filter): one run for a client reply, none for a view', async () => {
 		const id = workflowId('trigger-proposal.json');
@@ -467,7 +467,7 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		const items = await recordedOutput(n8n!, executions[0].id, agencyInboxNode('trigger-proposal.json').name);
 		expect(items).toEqual([expect.objectContaining({ trigger: 'updated', resultEvent: 'CLIENT_REPLIED', uid: replied.proposal.uid, jobTitle: expect.any(String) })]);
 		expect(items[0]).not.toHaveProperty('job');
-	}, 60_000);
+	});
 
 	it('Agency Inbox Trigger: a burst of 12 deliveries, each sent twice in a shuffled order at once, goes past the trigger once each', async () => {
 		const deliveries = burstDeliveries(sandbox!, 'compat', 12);
@@ -476,11 +476,11 @@ describe(`workflows saved with 0.1.0, unchanged, in a real n8n ${SELECTED_N8N_VE
 		expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 200));
 		const ids = deliveries.map((delivery) => delivery.deliveryId).sort();
 		const burstRows = async () => (await crmRows()).filter((row) => typeof row.deliveryId === 'string' && row.deliveryId.startsWith('msg_compat_'));
-		await waitFor('every delivery in the CRM', burstRows, (rows) => rows.length >= ids.length, 90_000);
+		await waitFor('every delivery in the CRM', burstRows, (rows) => rows.length >= ids.length);
 		// Runs of a second copy that n8n started stop at the trigger: let every run finish first.
 		const runs = await triggerRuns(BURST_WORKFLOW_ID, BURST_TRIGGER_NAME);
 		expect(runs.map((run) => run.status)).toEqual(runs.map(() => 'success'));
 		expect((await burstRows()).map((row) => row.deliveryId).sort()).toEqual(ids);
 		expect(answers.filter((answer) => answer.message === ALREADY_RUN).length + runs.length).toBe(2 * ids.length);
-	}, 150_000);
+	});
 });

@@ -130,20 +130,20 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 		await proxy?.close();
 		await sandbox?.close();
 		if (workDir) removeTempDir(workDir);
-	}, 60_000);
+	});
 
 	describe('proposal trigger, default poller', () => {
 		it('emits each change once when polls overlap against a slow service, and never asks for an older updatedSince', async () => {
 			// Polls start every 3 s; each page takes 4 s, so the next poll starts while one is running.
 			proposalsDelayMs = 4_000;
-			await waitFor('a poll', async () => proposalRequests.length, (count) => count > 0, 30_000);
+			await waitFor('a poll', async () => proposalRequests.length, (count) => count > 0);
 			const firstRequest = proposalRequests.length;
 			const changed: CrmRow[] = [];
 			for (const uid of ['prop-0011', 'prop-0012', 'prop-0013']) {
 				changed.push(await change({ kind: 'clientReply', proposalUid: uid }));
 				await sleep(3_000);
 			}
-			await waitFor('the CRM rows', crmRows, (rows) => changed.every((proposal) => rows.some((row) => row.uid === proposal.uid)), 60_000);
+			await waitFor('the CRM rows', crmRows, (rows) => changed.every((proposal) => rows.some((row) => row.uid === proposal.uid)));
 			await sleep(10_000);
 			proposalsDelayMs = 0;
 
@@ -154,7 +154,7 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			const log = await n8nLog();
 			expect(log).toContain(`${POLL_SKIPPED}, the previous poll of this trigger is still running`);
 			expect(log).not.toContain('No bridge acquired');
-		}, 180_000);
+		});
 	});
 
 	describe('webhook trigger', () => {
@@ -169,7 +169,7 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			const before = (await runs()).length;
 			const ids = Array.from({ length: 20 }, (_, index) => `msg_e2e_restart_${index + 1}`);
 			for (const id of ids) expect((await deliver(id)).status).toBe(200);
-			await waitFor('20 runs', runs, (found) => found.length === before + 20, 60_000);
+			await waitFor('20 runs', runs, (found) => found.length === before + 20);
 
 			await n8n!.stop();
 			await start();
@@ -182,16 +182,16 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			await waitFor('the new run', runs, (found) => found.length === before + 21);
 			await sleep(2_000);
 			expect((await runs()).length).toBe(before + 21);
-		}, 480_000);
+		});
 
 		it('answers a delivery once its run has ended: 200, no body', async () => {
 			const before = (await runs()).length;
 			const answer = await deliver('msg_e2e_answer');
 			expect(answer).toEqual({ status: 200, body: {} });
 			// Answered once the run's last node ran; n8n lists the run as it saves it, a moment later.
-			const listed = await waitFor('the run', runs, (found) => found.length === before + 1, 30_000);
+			const listed = await waitFor('the run', runs, (found) => found.length === before + 1);
 			expect(listed[0]).toEqual(expect.objectContaining({ status: 'success' }));
-		}, 120_000);
+		});
 
 		// n8n 1.x has no database ping to fail.
 		(n8nMajorVersion(n8nVersion) >= 2 ? it : it.skip)('runs once a delivery n8n answered 503 "Database is not ready!", retried by the service on its schedule', async () => {
@@ -203,7 +203,7 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			await n8n!.stop();
 			await start({ DB_PING_TIMEOUT_MS: '1' });
 			const probe = async () => (await fetch(webhookUrl(), { method: 'POST' })).status;
-			await waitFor('n8n to answer 503', probe, (status) => status === 503, 60_000);
+			await waitFor('n8n to answer 503', probe, (status) => status === 503);
 			const before = (await runs()).length;
 			await registerWebhookEndpoints(sandbox.origin, [webhookUrl()]);
 			const attemptsOf = async (id: string) => (await getJson<{ data: DeliveryAttempt[] }>(`${sandbox.origin}/_sandbox/deliveries`)).data.filter((attempt) => attempt.messageId === id);
@@ -212,18 +212,18 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			while (!messageId) {
 				if (++events > 15) throw new Error('n8n answered none of 15 deliveries 503');
 				const posted = await postJson<{ messageId: string }>(`${sandbox.origin}/_sandbox/events`, { type: 'chat.message.sent', data: { proposal: { uid: 'prop-0001' }, message: { text: `Retried after a 503 (${events})` }, chat: { id: 'room-001' } } });
-				const [first] = await waitFor('the first attempt', () => attemptsOf(posted.messageId), (found) => found.length > 0, 120_000);
+				const [first] = await waitFor('the first attempt', () => attemptsOf(posted.messageId), (found) => found.length > 0);
 				if (first.status === 503) messageId = posted.messageId;
 			}
 			const attempts = () => attemptsOf(messageId);
 			// The service's first retry, while n8n still fails its pings (answered 503, or 200 in a window it was ready).
-			await waitFor("the service's first retry", attempts, (found) => found.length >= 2, 60_000);
+			await waitFor("the service's first retry", attempts, (found) => found.length >= 2);
 
 			// n8n with its defaults (and the durable poll scheduler the next tests use; webhooks do not use it).
 			await n8n!.stop();
 			await start(DURABLE_SCHEDULER);
 			const answered = await waitFor('an attempt answered 200', attempts, (found) => found.some((attempt) => attempt.status === 200), 12 * 60_000);
-			await waitFor('a run per event', runs, (found) => found.length === before + events, 60_000);
+			await waitFor('a run per event', runs, (found) => found.length === before + events);
 			await sleep(5_000);
 			// 503s (no answer while n8n restarted, and 404 while it serves before its workflows are active:
 			// no run either), then one 200, after which the service stops.
@@ -240,7 +240,7 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 		it('delivers a backlog once after a SIGKILL in the middle of its sweep, and a change made while n8n was down', async () => {
 			// n8n runs with the durable scheduler since the last webhook test.
 			const polledFrom = proposalRequests.length;
-			await waitFor('a durable poll', async () => proposalRequests.length, (count) => count > polledFrom, 60_000);
+			await waitFor('a durable poll', async () => proposalRequests.length, (count) => count > polledFrom);
 			await sleep(4_000);
 			const crmBefore = (await crmRows()).length;
 
@@ -280,7 +280,7 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			const newest = Math.max(...expected.map((proposal) => Date.parse(proposal.updatedAt)));
 			const latest = proposalRequests[proposalRequests.length - 1];
 			expect(Date.parse(latest.updatedSince!)).toBeGreaterThanOrEqual(newest);
-		}, 360_000);
+		});
 
 		it('delivers changes made 2, 10 and 30 s after an activation, and right after a re-publish, each once', async () => {
 			const key = (row: CrmRow) => `${row.uid} ${row.updatedAt}`;
@@ -298,7 +298,7 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 				await setPublished(n8n!, ACTIVATED_POLL_WORKFLOW, false);
 				await setPublished(n8n!, ACTIVATED_POLL_WORKFLOW, true);
 				made.push({ row: await change({ kind: 'hire', proposalUid: 'prop-0034' }), at: Date.now(), after: 'right after a re-publish' });
-				await waitFor('each change in the CRM', rowsVia, (rows) => made.every((change) => rows.some((row) => key(row) === key(change.row))), 60_000);
+				await waitFor('each change in the CRM', rowsVia, (rows) => made.every((change) => rows.some((row) => key(row) === key(change.row))));
 				await sleep(10_000);
 			} finally {
 				await arrivals.stop();
@@ -306,6 +306,6 @@ describe(`exactly once in a real n8n ${n8nVersion}`, () => {
 			const rows = await rowsVia();
 			expect(rows.map(key).sort()).toEqual(made.map((change) => key(change.row)).sort());
 			for (const change of made) process.stderr.write(`change ${change.after}: ${latencySummary([{ madeAt: change.at, arrivedAt: arrivals.firstSeen(key(change.row)) }])}\n`);
-		}, 240_000);
+		});
 	});
 });

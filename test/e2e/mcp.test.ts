@@ -82,7 +82,7 @@ describe(`our tools over MCP (n8n's MCP Server Trigger), in a real n8n ${n8nVers
 		await n8n?.stop();
 		await sandbox?.close();
 		if (workDir) removeTempDir(workDir);
-	}, 60_000);
+	});
 
 	it('refuses a client without the bearer token', async () => {
 		await expect(connect('wrong-token')).rejects.toMatchObject({ code: 403, message: expect.stringContaining('Authorization data is wrong!') });

@@ -64,7 +64,7 @@ describe('npm start', () => {
 	afterEach(async () => {
 		await running?.abandon();
 		running = undefined;
-	}, 120_000);
+	});
 
 	afterAll(() => {
 		if (cacheRoot) removeTempDir(cacheRoot);
@@ -80,7 +80,7 @@ describe('npm start', () => {
 		const { output } = running;
 		await running.stop(stop);
 		running = undefined;
-		await waitFor(`no process left in ${cacheRoot}`, async () => processesIn(cacheRoot), (left) => left.length === 0, 30_000);
+		await waitFor(`no process left in ${cacheRoot}`, async () => processesIn(cacheRoot), (left) => left.length === 0);
 		return output();
 	}
 
@@ -118,5 +118,5 @@ describe('npm start', () => {
 		} finally {
 			for (const dir of Object.values(homes)) removeTempDir(dir);
 		}
-	}, 600_000);
+	});
 });

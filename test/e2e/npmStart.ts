@@ -69,7 +69,7 @@ export async function startNpmStart(args: string[], env: NodeJS.ProcessEnv, sand
 			// npm passes a SIGTERM only to the shell it runs the script in; start.ts notices its parent going.
 			if (how === 'SIGTERM to npm') process.kill(child.pid!, 'SIGTERM');
 			else signalGroup('SIGINT');
-			await waitFor('the stop', async () => output, (text) => text.includes('[start] stopped'), 120_000);
+			await waitFor('the stop', async () => output, (text) => text.includes('[start] stopped'));
 			await exited;
 		},
 		abandon,

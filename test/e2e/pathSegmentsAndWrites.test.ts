@@ -73,7 +73,7 @@ describe(`IDs that are not path segments, and writes whose connection drops, in 
 	afterAll(async () => {
 		await sandbox?.close();
 		if (workDir) removeTempDir(workDir);
-	}, 60_000);
+	});
 
 	it('every node ran and failed only its own item (continue on fail)', () => {
 		expect(run.run.data.resultData.error).toBeUndefined();

@@ -240,7 +240,7 @@ describe(`Message and Invitation triggers in a real n8n ${n8nVersion}`, () => {
 		await proxy?.close();
 		await sandbox?.close();
 		if (workDir) removeTempDir(workDir);
-	}, 60_000);
+	});
 
 	/**
 	 * Publishes `activated` (a fresh activation), then makes a client message and a new invitation
@@ -331,7 +331,7 @@ describe(`Message and Invitation triggers in a real n8n ${n8nVersion}`, () => {
 	 */
 	async function backlogKilledMidSweep(vias: string[]): Promise<void> {
 		const polledFrom = requests.length;
-		await waitFor('a durable poll', async () => requests.slice(polledFrom).filter((request) => request.kind === 'rooms').length, (count) => count > 1, 60_000);
+		await waitFor('a durable poll', async () => requests.slice(polledFrom).filter((request) => request.kind === 'rooms').length, (count) => count > 1);
 		const from = (await crmRows()).length;
 		const what = 'in the backlog';
 		const backlog = (
@@ -375,20 +375,20 @@ describe(`Message and Invitation triggers in a real n8n ${n8nVersion}`, () => {
 			await sleep(2_000);
 			expect(await crmRows()).toEqual([]);
 			expect(await n8nLog()).toContain(DURABLE_SCHEDULER_OFF);
-		}, 240_000);
+		});
 
 		it('emits each message and invitation made 2, 10 and 30 s after an activation, and right after a re-publish, once', async () => {
 			await changesAfterAnActivation(ACTIVATED_DEFAULT, [ALWAYS]);
-		}, 480_000);
+		});
 
 		it('emits each of 36 client messages in 17 rooms and each invitation change of a burst right after an activation once, and nothing for agency messages', async () => {
 			await burstRightAfterAnActivation(BURST_DEFAULT, [ALWAYS]);
 			await publishPair(false, BURST_DEFAULT);
-		}, 720_000);
+		});
 
 		it('emits both of two client messages written into one room between two polls', async () => {
 			await twoMessagesInOneRoomBetweenPolls([ALWAYS.via]);
-		}, 120_000);
+		});
 
 		it('emits each change once when polls overlap against a slow service, and skips the overlapping polls', async () => {
 			const from = (await crmRows()).length;
@@ -414,7 +414,7 @@ describe(`Message and Invitation triggers in a real n8n ${n8nVersion}`, () => {
 					`${occurrences(log, INVITATION_POLL_SKIPPED)} times for the Invitation Trigger\n`,
 			);
 			expect(log).toContain(MESSAGE_POLL_SKIPPED);
-		}, 300_000);
+		});
 
 		it('emits the messages and invitation changes made while n8n was stopped once after its restart', async () => {
 			const from = (await crmRows()).length;
@@ -430,7 +430,7 @@ describe(`Message and Invitation triggers in a real n8n ${n8nVersion}`, () => {
 			await start();
 			await expectOnceEach([ALWAYS.via], events, from);
 			reportLatencies('made while n8n was stopped (downtime included)', ALWAYS.via, events);
-		}, 300_000);
+		});
 	});
 
 	// n8n 1.x has no durable poll scheduler.
@@ -441,11 +441,11 @@ describe(`Message and Invitation triggers in a real n8n ${n8nVersion}`, () => {
 			await start(DURABLE_SCHEDULER);
 			expect((await n8nLog()).slice(logFrom)).not.toContain(DURABLE_SCHEDULER_OFF);
 			await changesAfterAnActivation(ACTIVATED_DURABLE, [ALWAYS]);
-		}, 600_000);
+		});
 
 		it('emits a backlog once after a SIGKILL in the middle of reading it, and what was made while n8n was down', async () => {
 			await backlogKilledMidSweep([ALWAYS.via]);
-		}, 720_000);
+		});
 
 		it('posted exactly one row per event of this file through the workflows published since the first start', async () => {
 			const keys = (await crmRows()).filter((row) => row.via === ALWAYS.via).map(rowKey);
@@ -460,19 +460,19 @@ describe(`Message and Invitation triggers in a real n8n ${n8nVersion}`, () => {
 				alwaysPublished = false;
 				await sleep(4_000);
 				await postJson(`${sandbox.origin}/_sandbox/variants`, NON_DEFAULT_VARIANTS);
-			}, 300_000);
+			});
 
 			it('emits each client message and invitation change of a burst right after an activation once, and nothing for agency messages', async () => {
 				await burstRightAfterAnActivation(VARIANTS_DURABLE, []);
-			}, 720_000);
+			});
 
 			it('emits both of two client messages written into one room between two polls', async () => {
 				await twoMessagesInOneRoomBetweenPolls([VARIANTS_DURABLE.via]);
-			}, 120_000);
+			});
 
 			it('emits a backlog once after a SIGKILL in the middle of reading it, and what was made while n8n was down', async () => {
 				await backlogKilledMidSweep([VARIANTS_DURABLE.via]);
-			}, 720_000);
+			});
 		});
 	});
 });

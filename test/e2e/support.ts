@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { parse as parseFlatted } from 'flatted';
 
 import { fetchFromN8n, nodeOutputJson, type RunJson, type RunningN8n } from '../../scripts/n8n/harness';
+import { throwOnceTestEnded } from '../helpers/testScope';
 
 /**
  * AGENCY_INBOX_SOAK=1: the long variant of the tests that have one, as the weekly `soak` job of
@@ -32,13 +33,22 @@ export async function postJson<T>(url: string, body: unknown): Promise<T> {
 	return (await response.json()) as T;
 }
 
+/**
+ * How long a real-n8n test waits for an event (a poll, a run, a row) unless it names a longer limit:
+ * the limit only ends a wait for what will not happen, so it allows for a loaded machine (polls and
+ * runs 10 times slower than on a calm one were seen at load averages of 20 to 30).
+ */
+export const EVENT_WAIT_MS = 5 * 60_000;
+
 /** Polls `read` until `done` holds for its value; returns that value, or throws with the last one. */
-export async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = EVENT_WAIT_MS): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
+	const stopIfTestEnded = throwOnceTestEnded();
 	let value = await read();
 	while (!done(value)) {
 		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value: ${JSON.stringify(value).slice(0, 2000)}`);
 		await sleep(250);
+		stopIfTestEnded();
 		value = await read();
 	}
 	return value;

@@ -43,6 +43,7 @@ import { createRunExecutionData, ICredentialsHelper, NodeHelpers, Workflow } fro
 import { AgencyInboxApi } from '../../credentials/AgencyInboxApi.credentials';
 import { makeTempDir } from '../../scripts/tempDirs';
 import { deduplicationStore } from './deduplicationStore';
+import { endWithTest } from './testScope';
 
 export const CREDENTIAL_TYPE = 'agencyInboxApi';
 const PACKAGE = 'n8n-nodes-agency-inbox';
@@ -381,6 +382,7 @@ export class TriggerWorkflow {
 	private readonly credentials: Record<string, CredentialData>;
 
 	constructor(test: NodeUnderTest, staticData?: IDataObject, workflowId = `trigger-workflow-${++triggerWorkflows}`) {
+		endWithTest(async () => await this.retire());
 		this.node = nodeFor(test, [0, 0]);
 		this.credentials = test.credentials ?? {};
 		this.savedStaticData = staticData ? structuredClone(staticData) : {};
@@ -398,6 +400,30 @@ export class TriggerWorkflow {
 
 	private get nodeType(): INodeType {
 		return (this.runNodeTypes ?? this.workflow.nodeTypes).getByNameAndVersion(this.node.type, this.node.typeVersion);
+	}
+
+	/** Set when the test that made this trigger ended (testScope.ts): a poll, request or run after it fails. */
+	private retiredBecause?: string;
+
+	/** The polls, requests and runs under way, awaited when the trigger retires. */
+	private readonly underWay = new Set<Promise<unknown>>();
+
+	/** Runs one call of the node, unless the test that made the trigger has ended. */
+	private async call<T>(what: string, work: () => Promise<T>): Promise<T> {
+		if (this.retiredBecause) throw new Error(`${what} after ${this.retiredBecause}`);
+		const running = work();
+		this.underWay.add(running);
+		try {
+			return await running;
+		} finally {
+			this.underWay.delete(running);
+		}
+	}
+
+	/** Ends the trigger with its test: later calls fail, and the calls under way finish first. */
+	private async retire(): Promise<void> {
+		this.retiredBecause = `the test that made workflow ${this.workflow.id} ended`;
+		await Promise.allSettled([...this.underWay]);
 	}
 
 	/** The node types webhooks and runs use: the workflow's, unless a test loads another copy of the node (another process). */
@@ -433,6 +459,10 @@ export class TriggerWorkflow {
 	 * `executionId` names an execution that n8n runs again (n8n 1.x, after its worker died).
 	 */
 	async runStartedBy(items: INodeExecutionData[], mode: WorkflowExecuteMode = 'webhook', options: { staticData?: IDataObject; executionId?: string } = {}): Promise<IRun> {
+		return await this.call('a run', async () => await this.run(items, mode, options));
+	}
+
+	private async run(items: INodeExecutionData[], mode: WorkflowExecuteMode, options: { staticData?: IDataObject; executionId?: string }): Promise<IRun> {
 		const workflow = this.workflowOver(mode === 'manual' ? {} : structuredClone(options.staticData ?? this.savedStaticData));
 		const hooks = createHooks(mode, options.executionId);
 		let finish: (run: IRun) => void = () => {};
@@ -452,7 +482,7 @@ export class TriggerWorkflow {
 	/** One poll as n8n's poll job runs it ('manual' is the editor's "Fetch Test Event"). */
 	async poll(mode: WorkflowExecuteMode = 'trigger', activation: WorkflowActivateMode = 'activate') {
 		const context = new PollContext(this.workflow, this.node, this.additionalData, mode, activation);
-		return await this.nodeType.poll!.call(context);
+		return await this.call('a poll', async () => await this.nodeType.poll!.call(context));
 	}
 
 	/**
@@ -477,7 +507,7 @@ export class TriggerWorkflow {
 		} as unknown as IWebhookData;
 		Object.assign(this.additionalData, { httpRequest: request, httpResponse: response });
 		const context = new WebhookContext(workflow, this.node, this.additionalData, mode, webhookData, [], null);
-		const result = await this.nodeType.webhook!.call(context);
+		const result = await this.call('a webhook request', async () => await this.nodeType.webhook!.call(context));
 		if (mode !== 'manual' && !result.workflowData && workflow.staticData.__dataChanged) this.savedStaticData = JSON.parse(JSON.stringify(workflow.staticData)) as IDataObject;
 		return result;
 	}

@@ -27,6 +27,8 @@ function n8nProject(suite, options = {}) {
 		// Only transpiled: `npm run typecheck` checks the types, and ts-jest's checking costs every worker CPU.
 		transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: { isolatedModules: true } }] },
 		slowTestThreshold: 60,
+		// What a test started ends with it, also when it timed out (test/helpers/testScope.ts).
+		setupFilesAfterEnv: ['<rootDir>/test/helpers/endOfTest.ts'],
 		...options,
 	};
 }
@@ -39,8 +41,10 @@ function n8nRun(projects) {
 	return {
 		...(projects.length === 1 ? single : { rootDir: repoRoot, projects }),
 		maxWorkers: FILES_AT_ONCE,
-		// Long (a run-wide setting): a busy machine slows every step; a test that needs more says so.
-		testTimeout: 180_000,
+		// Long (a run-wide setting): a busy machine slows every step, and a test's waits allow for it
+		// (EVENT_WAIT_MS in test/e2e/support.ts); a test that needs more says so. Time is watched by the
+		// files' budgets (test/budgets.json), which warn.
+		testTimeout: 15 * 60_000,
 		testSequencer: '<rootDir>/test/helpers/budgetSequencer.js',
 		reporters: ['default', '<rootDir>/test/helpers/totalsReporter.js', '<rootDir>/test/helpers/fileCostsReporter.js'],
 		// A setup that timed out can still start n8n after its test failed: jest would wait for it. The

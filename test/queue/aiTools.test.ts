@@ -128,7 +128,7 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 		await sandbox?.close();
 		await model?.close();
 		process.stderr.write(`queue AI figures: ${JSON.stringify(figures, null, 1)}\n`);
-	}, 120_000);
+	});
 
 	describe("n8n's AI Agent started by a production webhook at the webhook process", () => {
 		let requestsBefore = 0;
@@ -139,7 +139,7 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 			const answer = await fetch(`${webhookUrl()}/webhook/${AGENT_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
 			figures['agent webhook answer'] = { status: answer.status, body: await answer.json().catch(() => undefined) };
 			[execution] = finishedExecutions(await waitFor('the Agent run', () => executionsOf(WORKFLOWS.agent), (found) => finishedExecutions(found).length === 1, 120_000));
-		}, 180_000);
+		});
 
 		it('runs on a worker and succeeds; the webhook answers with the Agent output the worker produced', async () => {
 			expect(execution.status).toBe('success');
@@ -188,7 +188,7 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 			const requestsBefore = (await requestLog()).length;
 			const executionsBefore = (await executionsOf(WORKFLOWS.mcp)).length;
 			const result = (await client!.callTool({ name, arguments: args })) as ToolCallResult;
-			const executions = await waitFor(`the execution of ${name}`, () => executionsOf(WORKFLOWS.mcp), (found) => finishedExecutions(found).length === executionsBefore + 1, 60_000);
+			const executions = await waitFor(`the execution of ${name}`, () => executionsOf(WORKFLOWS.mcp), (found) => finishedExecutions(found).length === executionsBefore + 1);
 			const [execution] = executions;
 			const [worker] = await workerOf([execution]);
 			figures[`MCP ${name}`] = { execution: execution.id, status: execution.status, worker, executions: executions.length - executionsBefore };
@@ -197,7 +197,7 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 
 		beforeAll(async () => {
 			client = await connectMcpClient(mcpUrl(webhookUrl()), BEARER_TOKEN);
-		}, 60_000);
+		});
 
 		it('the main does not serve /mcp/ (production webhooks only in the webhook processes)', async () => {
 			await expect(connectMcpClient(mcpUrl(main().url), BEARER_TOKEN)).rejects.toMatchObject({ code: 404 });
@@ -223,7 +223,7 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 			expect(newExecutions).toBe(1);
 			expect(execution.status).toBe('success');
 			expect(WORKER_NAMES).toContain(worker);
-		}, 90_000);
+		});
 
 		it('send_message runs on a worker: one message, as the freelancer the client names', async () => {
 			const { result, requests, worker, newExecutions } = await callThroughWorker('send_message', { roomId: room().roomId, freelancerUid: freelancerUid(), message: MCP_MESSAGE });
@@ -233,7 +233,7 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 			expect(await messagesWith(MCP_MESSAGE)).toEqual([expect.objectContaining({ roomId: room().roomId, freelancerUid: freelancerUid() })]);
 			expect(newExecutions).toBe(1);
 			expect(WORKER_NAMES).toContain(worker);
-		}, 90_000);
+		});
 
 		it('a 404 on a worker reaches the client as an MCP error with our guidance', async () => {
 			const { result, requests, execution, worker } = await callThroughWorker('get_proposal', { proposalId: 'prop-9999' });
@@ -244,7 +244,7 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 			expect(JSON.parse(result.content[0].text)).toEqual({ error: { message: NOT_FOUND_GUIDANCE, name: 'NodeApiError' } });
 			expect(requests).toEqual(['GET /v1/agency/proposals/prop-9999 404']);
 			expect(WORKER_NAMES).toContain(worker);
-		}, 90_000);
+		});
 
 		it("the client's next call in its session at a second webhook process (as behind a load balancer): answered there, run once on a worker", async () => {
 			const second = await topology!.addWebhookProcess();
@@ -264,12 +264,12 @@ describe(`our tools called by n8n's AI Agent and MCP Server Trigger in n8n ${n8n
 			expect(id).toBe(100);
 			expect(result.isError).toBeFalsy();
 			expect((JSON.parse(result.content[0].text) as Array<{ uid: string }>).map((record) => record.uid)).toEqual(sandbox.state.proposals.slice(0, 3).map((proposal) => proposal.proposal.uid));
-			const executions = await waitFor('the execution of the call', () => executionsOf(WORKFLOWS.mcp), (found) => finishedExecutions(found).length === executionsBefore + 1, 60_000);
+			const executions = await waitFor('the execution of the call', () => executionsOf(WORKFLOWS.mcp), (found) => finishedExecutions(found).length === executionsBefore + 1);
 			const [worker] = await workerOf(executions.slice(0, 1));
 			figures['MCP list_proposals at the second webhook process'] = { execution: executions[0].id, worker };
 			expect(WORKER_NAMES).toContain(worker);
 			expect(executions).toHaveLength(executionsBefore + 1);
 			expect(await requestsSince(requestsBefore)).toEqual(['GET /v1/agency/proposals 200']);
-		}, 180_000);
+		});
 	});
 });

@@ -177,13 +177,13 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 		await sandbox?.close();
 		await limitedSandbox?.close();
 		process.stderr.write(`queue timings (ms): ${JSON.stringify(timings)}\nqueue figures: ${JSON.stringify(figures, null, 1)}\n`);
-	}, 120_000);
+	});
 
 	it('runs every operation of the action node on a worker, started by a production webhook in the webhook process', async () => {
 		const requestsBefore = (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).length;
 		const answer = await postWebhook(topology!.webhookProcesses[0], PATHS.operations);
 		expect(answer.status).toBe(200);
-		const [execution] = await waitFor('the operations run', () => executionsOf(WORKFLOWS.operations), (found) => found.length === 1, 60_000);
+		const [execution] = await waitFor('the operations run', () => executionsOf(WORKFLOWS.operations), (found) => found.length === 1);
 		if (execution.status !== 'success') {
 			const detail = (await getN8nJson<{ data: { data: string } }>(`${main().url}/rest/executions/${execution.id}`, main().restHeaders)).data;
 			// n8n stores run data in the `flatted` format; n8n's own copy parses it.
@@ -221,7 +221,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 		expect(messages.filter((message) => message.message === SENT_MESSAGE)).toEqual([expect.objectContaining({ roomId: room.roomId, freelancerUid: room.vendorProposal!.userId })]);
 		const bid = (await sandboxGet<Array<{ id: string; status: string }>>(sandbox, 'bid-intents')).find((intent) => intent.status === 'cancelled');
 		expect(bid).toBeDefined();
-	}, 120_000);
+	});
 
 	describe('bursts of deliveries at the webhook process, each starting the chat auto-reply', () => {
 		const burstUrl = () => `${topology!.webhookProcesses[0].current.url}/webhook/${BURST_WEBHOOK_ID}/webhook`;
@@ -236,14 +236,14 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			expect(answers.filter((answer) => answer.status !== 200 || answer.message !== undefined)).toEqual([]);
 		figures[`burst of ${count}: deliveries sent again after a non-200 answer`] = retried(answers);
 			timings[`burst of ${count}: replies`] = await expectOneReplyEach(sandbox.origin, deliveries, 10 * 60_000);
-		}, 12 * 60_000);
+		});
 
 		it('the same burst with every id twice in a shuffled order: still one run each', async () => {
 			const deliveries = burstDeliveries(sandbox, 'queue_twice', 30);
 			const answers = await postBurst(burstUrl(), sandbox.signingSecret, eachTwiceShuffled(deliveries), 50);
 			expect(answers.every((answer) => answer.status === 200)).toBe(true);
 			await expectOneReplyEach(sandbox.origin, deliveries, 8 * 60_000);
-		}, 10 * 60_000);
+		});
 	});
 
 	describe('webhook trigger in the webhook process', () => {
@@ -264,14 +264,14 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const forged = await deliver(webhookProcess, 'msg_queue_forged', 'chat.message.sent', `whsec_${Buffer.from('not the secret').toString('base64')}`);
 			expect(forged.status).toBe(401);
 
-			const found = await waitFor('4 runs', runs, (executions) => executions.length === 4, 60_000);
+			const found = await waitFor('4 runs', runs, (executions) => executions.length === 4);
 			expect(found.map((execution) => execution.status)).toEqual(['success', 'success', 'success', 'success']);
 			const workers = await workerOf(found);
 			expect(workers.every((worker) => worker && WORKER_NAMES.includes(worker))).toBe(true);
 			figures['trigger runs per worker'] = Object.fromEntries(WORKER_NAMES.map((name) => [name, workers.filter((worker) => worker === name).length]));
 			for (const id of firstIds) expect(await crmRowsFor(id)).toBe(1);
 			expect(await crmRowsFor('msg_queue_forged')).toBe(0);
-		}, 120_000);
+		});
 
 		it('starts no second run for a re-delivery 5 s later', async () => {
 			await sleep(5_000);
@@ -279,14 +279,14 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			expect(later).toEqual(firstIds.map(() => ({ status: 200, message: ALREADY_RUN })));
 			await sleep(3_000);
 			expect(await runs()).toHaveLength(4);
-		}, 60_000);
+		});
 
 		it('after the webhook process restarts, starts no second run for a delivery whose run has ended', async () => {
 			const webhookProcess = topology!.webhookProcesses[0];
 			const oneAtATime = kinds.map((kind) => `msg_queue_one_at_a_time_${kind}`);
 			for (const [index, id] of oneAtATime.entries()) {
 				expect(await deliver(webhookProcess, id, kinds[index])).toEqual({ status: 200, message: undefined });
-				await waitFor(`the run of ${id}`, runs, (executions) => executions.length === 4 + index + 1, 60_000);
+				await waitFor(`the run of ${id}`, runs, (executions) => executions.length === 4 + index + 1);
 			}
 			const startedAt = Date.now();
 			await webhookProcess.restart();
@@ -296,7 +296,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			expect(answers).toEqual([...oneAtATime, ...firstIds].map(() => ({ status: 200, message: ALREADY_RUN })));
 			await sleep(3_000);
 			expect(await runs()).toHaveLength(8);
-		}, 180_000);
+		});
 
 		it(`after restarts right behind runs that overlapped on two workers, a re-delivery never reaches the next node again (${RESTART_ROUNDS * 4} trials)`, async () => {
 			const webhookProcess = topology!.webhookProcesses[0];
@@ -306,7 +306,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				const overlapping = [1, 2, 3, 4].map((index) => `msg_queue_overlap_${round}_${index}`);
 				const before = (await runs()).length;
 				expect(await Promise.all(overlapping.map((id) => deliver(webhookProcess, id)))).toEqual(overlapping.map(() => ({ status: 200, message: undefined })));
-				await waitFor('the 4 runs', runs, (executions) => finishedExecutions(executions).length === before + 4, 60_000);
+				await waitFor('the 4 runs', runs, (executions) => finishedExecutions(executions).length === before + 4);
 				await webhookProcess.restart();
 				const answers = await Promise.all(overlapping.map((id) => deliver(webhookProcess, id)));
 				expect(answers.every((answer) => answer.status === 200)).toBe(true);
@@ -316,7 +316,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			}
 			figures[`re-delivered after a restart right behind 4 overlapping runs, ${RESTART_ROUNDS} rounds`] = { runsStartedAgain: `${startedAgain} of 20`, reachedTheNextNodeAgain: Object.values(rows).filter((count) => count > 1).length };
 			expect(Object.entries(rows).filter(([, count]) => count !== 1)).toEqual([]);
-		}, 600_000);
+		});
 
 		it('with two webhook processes: one after the other, the second refuses; at the same moment, one run reaches the next node (20 trials)', async () => {
 			const startedAt = Date.now();
@@ -329,7 +329,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const sequential = ['msg_queue_sequential_1', 'msg_queue_sequential_2', 'msg_queue_sequential_3'];
 			for (const id of sequential) {
 				expect(await deliver(first, id)).toEqual({ status: 200, message: undefined });
-				await waitFor(`the run of ${id}`, runs, (executions) => executions.length === before + sequential.indexOf(id) + 1, 60_000);
+				await waitFor(`the run of ${id}`, runs, (executions) => executions.length === before + sequential.indexOf(id) + 1);
 				expect(await crmRowsFor(id)).toBe(1);
 				expect(await deliver(second, id)).toEqual({ status: 200, message: ALREADY_RUN });
 			}
@@ -345,13 +345,13 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				const both = await Promise.all([deliver(first, id), deliver(second, id)]);
 				expect(both.map((answer) => answer.status)).toEqual([200, 200]);
 				const accepted = both.filter((answer) => answer.message !== ALREADY_RUN).length;
-				await waitFor(`the runs of ${id}`, runs, (executions) => executions.length === beforeTrial + accepted, 60_000);
+				await waitFor(`the runs of ${id}`, runs, (executions) => executions.length === beforeTrial + accepted);
 				runsStarted += accepted;
 				rows[id] = await crmRowsFor(id);
 			}
 			figures['same delivery at two webhook processes at the same moment, 20 trials'] = { runsStarted, reachedTheNextNodeTwice: Object.values(rows).filter((count) => count > 1).length };
 			expect(Object.entries(rows).filter(([, count]) => count !== 1)).toEqual([]);
-		}, 600_000);
+		});
 	});
 
 	describe('a worker killed in the middle of a run the webhook trigger started', () => {
@@ -366,9 +366,9 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				const data = { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } };
 				delivery.deliveryId = (await postJson<{ messageId: string }>(`${sandbox.origin}/_sandbox/events`, { type: 'chat.message.sent', data, endpointId: endpoint.id })).messageId;
 			}
-			await waitFor('the other two replies', () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.filter((delivery) => counts.has(delivery.deliveryId)).length === 2, 120_000);
-			const held = await waitFor('the held run', async () => (await allExecutionsOf(WORKFLOWS.burst)).slice(0, -before || undefined).filter((execution) => execution.status === 'running'), (found) => found.length === 1, 60_000);
-			const workerName = await waitFor('the worker of the held run', async () => (await workerOf(held))[0], (name) => name !== undefined, 30_000);
+			await waitFor('the other two replies', () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.filter((delivery) => counts.has(delivery.deliveryId)).length === 2);
+			const held = await waitFor('the held run', async () => (await allExecutionsOf(WORKFLOWS.burst)).slice(0, -before || undefined).filter((execution) => execution.status === 'running'), (found) => found.length === 1);
+			const workerName = await waitFor('the worker of the held run', async () => (await workerOf(held))[0], (name) => name !== undefined);
 			const worker = topology!.workers.find((candidate) => candidate.name === workerName)!;
 			const killedAt = Date.now();
 			await worker.current.kill();
@@ -380,7 +380,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const ended = (await allExecutionsOf(WORKFLOWS.burst)).find((execution) => execution.id === held[0].id);
 			figures['the killed run'] = ended?.status;
 			expect(ended?.status).not.toBe('success');
-		}, 12 * 60_000);
+		});
 	});
 
 	describe('proposal trigger', () => {
@@ -388,7 +388,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 		const pollRequests = async () => (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).filter((request) => request.path.endsWith('/v1/agency/proposals') && request.query.updatedSince);
 
 		it('polls in the main (also while every worker is stopped), runs on the workers, once per change and never without one', async () => {
-			await waitFor('a poll', pollRequests, (requests) => requests.length > 0, 30_000);
+			await waitFor('a poll', pollRequests, (requests) => requests.length > 0);
 			const runsBefore = (await executionsOf(WORKFLOWS.proposals)).length;
 			const rowsBefore = (await crmRows()).length;
 
@@ -410,7 +410,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				await sleep(4_000);
 				changes.push((await postJson<{ data: { proposal: { uid: string; updatedAt: string } } }>(`${sandbox.origin}/_sandbox/changes`, { kind: 'viewed', proposalUid: uid })).data.proposal);
 			}
-			await waitFor('the 3 changes in the CRM', crmRows, (rows) => rows.length >= rowsBefore + 3, 60_000);
+			await waitFor('the 3 changes in the CRM', crmRows, (rows) => rows.length >= rowsBefore + 3);
 			// No change for 10 s: no run.
 			await sleep(10_000);
 			const rows = (await crmRows()).slice(rowsBefore);
@@ -422,7 +422,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const workers = await workerOf(executions);
 			expect(workers.every((worker) => worker && WORKER_NAMES.includes(worker))).toBe(true);
 			figures['proposal runs per worker'] = workers;
-		}, 180_000);
+		});
 	});
 
 	describe('request budget across two workers (the service at 20 requests per minute per key)', () => {
@@ -462,7 +462,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			expect(new Set(result.workers)).toEqual(new Set(WORKER_NAMES));
 			expect(result.crm.map((row) => row.records)).toEqual([expectedRecords(), expectedRecords()]);
 			expect(result.pagesAnswered).toBe(2 * RATE_LIMITED_PAGES);
-		}, 400_000);
+		});
 
 		it('with Processes Sharing This Key = 2: at most 20 requests in any rolling minute and no 429', async () => {
 			const result = await twoReturnAlls(WORKFLOWS.returnAllShared, PATHS.returnAllShared, 'key-2');
@@ -472,7 +472,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			expect(result.crm.map((row) => row.records)).toEqual([expectedRecords(), expectedRecords()]);
 			expect(result.answered429).toBe(0);
 			expect(result.maxPerRollingMinute).toBeLessThanOrEqual(20);
-		}, 400_000);
+		});
 	});
 
 	interface HeldWrite {
@@ -521,9 +521,9 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const executionsBefore = (await allExecutionsOf(workflow)).length;
 			await postJson(`${sandbox.origin}/_sandbox/faults`, { kind: 'hold', method: held.request.method, pathPrefix: held.request.path, holdMs });
 			expect((await postWebhook(topology!.webhookProcesses[0], webhookPath, held.body)).status).toBe(200);
-			await waitFor(`the service to carry out ${writeName}`, held.timesDone, (count) => count === 1, 60_000);
-			const [execution] = await waitFor('the run', () => allExecutionsOf(workflow), (found) => found.length > executionsBefore, 30_000);
-			const workerName = await waitFor('the worker of the run', async () => (await workerOf([execution]))[0], (name) => name !== undefined, 30_000);
+			await waitFor(`the service to carry out ${writeName}`, held.timesDone, (count) => count === 1);
+			const [execution] = await waitFor('the run', () => allExecutionsOf(workflow), (found) => found.length > executionsBefore);
+			const workerName = await waitFor('the worker of the run', async () => (await workerOf([execution]))[0], (name) => name !== undefined);
 			return { execution, worker: topology!.workers.find((candidate) => candidate.name === workerName)!, executionsBefore };
 		};
 		const endOf = (executionId: string) =>
@@ -543,7 +543,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			expect(await held.timesDone()).toBe(1);
 			expect(await requestsFor(held, requestsBefore)).toHaveLength(1);
 			expect(await allExecutionsOf(workflow)).toHaveLength(executionsBefore + 1);
-		}, 300_000);
+		});
 
 		it('SIGKILL: the write stays carried out once, n8n does not run the execution again and reports it', async () => {
 			const requestsBefore = (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).length;
@@ -561,7 +561,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			expect(await held.timesDone()).toBe(1);
 			expect(await requestsFor(held, requestsBefore)).toHaveLength(1);
 			expect(await allExecutionsOf(workflow)).toHaveLength(executionsBefore + 1);
-		}, 360_000);
+		});
 	});
 
 	describe('a worker restarted in the middle of a Return All', () => {
@@ -570,10 +570,10 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const executionsBefore = (await allExecutionsOf(WORKFLOWS.returnAllShared)).length;
 			const requestsBefore = (await sandboxGet<RequestLogEntry[]>(limitedSandbox, 'requests')).length;
 			expect((await postWebhook(topology!.webhookProcesses[0], PATHS.returnAllShared)).status).toBe(200);
-			const [running] = await waitFor('the run to start', () => allExecutionsOf(WORKFLOWS.returnAllShared), (found) => found.length > executionsBefore, 30_000);
-			const workerName = await waitFor('the worker of the run', async () => (await workerOf([running]))[0], (name) => name !== undefined, 30_000);
+			const [running] = await waitFor('the run to start', () => allExecutionsOf(WORKFLOWS.returnAllShared), (found) => found.length > executionsBefore);
+			const workerName = await waitFor('the worker of the run', async () => (await workerOf([running]))[0], (name) => name !== undefined);
 			// A few pages in, the worker gets SIGTERM (n8n waits for running executions, up to its graceful shutdown timeout) and starts again.
-			await waitFor('3 pages', async () => (await sandboxGet<RequestLogEntry[]>(limitedSandbox, 'requests')).length - requestsBefore, (count) => count >= 3, 60_000);
+			await waitFor('3 pages', async () => (await sandboxGet<RequestLogEntry[]>(limitedSandbox, 'requests')).length - requestsBefore, (count) => count >= 3);
 			const worker = topology!.workers.find((candidate) => candidate.name === workerName)!;
 			const restartAt = Date.now();
 			await worker.restart();
@@ -588,6 +588,6 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			else expect(rows).toEqual([]);
 			// Reads only: nothing was written to the service.
 			expect(requests.filter((request) => request.method !== 'GET')).toEqual([]);
-		}, 400_000);
+		});
 	});
 });

@@ -15,7 +15,7 @@ it('npm start -- --queue runs every sample on the simulator\'s first changes, on
 	const env = { ...process.env, AGENCY_INBOX_N8N_PORT: String(n8nPort), AGENCY_INBOX_N8N_WEBHOOK_PORT: String(webhookPort), AGENCY_INBOX_SANDBOX_PORT: String(sandboxPort) };
 	let running: NpmStart | undefined;
 	let workDir: string | undefined;
-	const everythingGone = () => waitFor(`no process and no folder left in ${workDir}`, async () => ({ processes: processesIn(workDir!), folder: existsSync(workDir!) }), (left) => left.processes.length === 0 && !left.folder, 60_000);
+	const everythingGone = () => waitFor(`no process and no folder left in ${workDir}`, async () => ({ processes: processesIn(workDir!), folder: existsSync(workDir!) }), (left) => left.processes.length === 0 && !left.folder);
 	try {
 		running = await startNpmStart(['--queue'], env, sandboxPort);
 		const output = running.output();

@@ -49,7 +49,7 @@ describe('npm run sandbox: variants', () => {
 				await cli.stop();
 			}
 		}
-	}, 60_000);
+	});
 
 	test('an unknown value stops it with a message naming the field', async () => {
 		const cli = runCli(['--variants', '{"vendorProposalId":"jobId"}']);
@@ -60,5 +60,5 @@ describe('npm run sandbox: variants', () => {
 		} finally {
 			await cli.stop();
 		}
-	}, 60_000);
+	});
 });

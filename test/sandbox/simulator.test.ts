@@ -4,15 +4,13 @@ import { RollingWindowLimiter } from '../../sandbox/rateLimit';
 import { Simulator } from '../../sandbox/simulator';
 import { WebhookSender } from '../../sandbox/webhooks';
 import { apiClient, control, expectProblem } from './client';
+import { waitFor } from '../helpers/waitFor';
 
 async function waitForTicks(sandbox: Sandbox, ticks: number): Promise<any> {
-	const deadline = Date.now() + 10_000;
-	for (;;) {
+	return await waitFor(async () => {
 		const status = (await control(sandbox).get('/simulator')).body;
-		if (status.ticks >= ticks) return status;
-		if (Date.now() > deadline) throw new Error('simulator did not tick');
-		await new Promise((r) => setTimeout(r, 20));
-	}
+		return status.ticks >= ticks && status;
+	}, `${ticks} ticks of the simulator`);
 }
 
 describe('sandbox activity simulator', () => {

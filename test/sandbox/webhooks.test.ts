@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { DEFAULT_VARIANTS, startSandbox, type Sandbox } from '../../sandbox';
 import { RETRY_DELAYS_SECONDS } from '../../sandbox/webhooks';
 import { apiClient, control, expectProblem } from './client';
+import { waitFor } from '../helpers/waitFor';
 
 interface Received {
 	body: string;
@@ -27,16 +28,6 @@ async function startReceiver(statusFor: (index: number, body: string) => number 
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
 	return { url, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await check();
-		if (value) return value;
-		if (Date.now() > deadline) throw new Error('timed out waiting');
-		await new Promise((r) => setTimeout(r, 10));
-	}
 }
 
 const headerRecord = (headers: IncomingHttpHeaders) => ({
@@ -76,7 +67,7 @@ describe('sandbox webhook sender', () => {
 		} finally {
 			await receiver.close();
 		}
-	}, 20_000);
+	});
 
 	test('an endpoint with its own secret; changes fire chat.message.sent and bid_intent.scheduled', async () => {
 		const receiver = await startReceiver();
@@ -174,7 +165,8 @@ describe('webhook retry schedule', () => {
 			for (let i = 1; i < times.length; i++) {
 				const expectedMs = RETRY_DELAYS_SECONDS[i - 1] * 1000 * timeScale;
 				expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(expectedMs - 2);
-				expect(times[i] - times[i - 1]).toBeLessThan(expectedMs + 1000);
+				// Far below the unscaled schedule (5 s and more): a busy machine delays timers, it does not scale them.
+				expect(times[i] - times[i - 1]).toBeLessThan(expectedMs + 4_000);
 			}
 			// Every attempt carries the same id and a valid signature.
 			for (const r of receiver.received) {

@@ -313,5 +313,5 @@ describe('Agency Inbox Proposal Trigger state size', () => {
 		} finally {
 			await sandbox.close();
 		}
-	}, 120_000);
+	});
 });

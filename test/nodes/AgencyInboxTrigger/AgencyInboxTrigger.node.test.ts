@@ -13,6 +13,7 @@ import { deduplicationStore } from '../../helpers/deduplicationStore';
 import type { TriggerWorkflow } from '../../helpers/engine';
 import { newSigningSecret, signDelivery } from './signedDeliveries';
 import { RecordedResponse, answerAfterRun, deliver, inAnotherProcess, persistedStaticData, receive, triggerOutput, triggerWith } from './webhookRequests';
+import { waitFor } from '../../helpers/waitFor';
 
 const productionSecret = newSigningSecret();
 const testSecret = newSigningSecret();
@@ -44,14 +45,6 @@ function signedRequest(body: string, secret = productionSecret, options?: { id?:
 // A run reads n8n's deduplication store back after this long (a second in n8n), and a hung-up answer is checked this often.
 onceOnlyTiming.settleMs = 20;
 onceOnlyTiming.answerCheckMs = 10;
-
-async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!(await condition())) {
-		if (Date.now() > deadline) throw new Error('timed out');
-		await new Promise((resolve) => setTimeout(resolve, 20));
-	}
-}
 
 describe('Agency Inbox Trigger: deliveries', () => {
 	it.each(Object.keys(payloads) as EventType[])('starts one run for an enveloped %s with {event, deliveryId, timestamp, payload}', async (type) => {
@@ -155,7 +148,7 @@ describe('Agency Inbox Trigger: acknowledged once its run ended, one run per del
 		trigger.savedStaticData = savedBefore;
 		expect(await deliver(trigger, retryOf('msg_hung_up'))).toMatchObject({ status: 409 });
 		answerAfterRun(response, run);
-		await waitUntil(async () => (await deliver(trigger, retryOf('msg_hung_up'))).status === 200);
+		await waitFor(async () => (await deliver(trigger, retryOf('msg_hung_up'))).status === 200, 'a retry of the hung-up delivery answered 200');
 		expect(await deliver(trigger, retryOf('msg_hung_up'))).toMatchObject({ status: 200, items: undefined });
 	});
 
@@ -207,7 +200,7 @@ describe('Agency Inbox Trigger: acknowledged once its run ended, one run per del
 		for (const items of accepted) runs.push(await trigger.runStartedBy(items, 'webhook', { staticData: loadedAtStart }));
 		for (const [index, run] of runs.entries()) answerAfterRun(responses[index], run);
 		const saved = persistedStaticData(trigger);
-		await waitUntil(async () => !deduplicationStore().holdsAny(trigger.workflow, trigger.node, ids.map((id) => `${id} open`)));
+		await waitFor(async () => !deduplicationStore().holdsAny(trigger.workflow, trigger.node, ids.map((id) => `${id} open`)), 'the open entries removed from the store');
 		// n8n restarts before the service's next retry: its process memory is gone.
 		const restarted = inAnotherProcess(triggerWith({}, secrets, saved, 'overlapping-unanswered'));
 		for (const id of ids) {

@@ -15,6 +15,7 @@ import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInbo
 import { startSandbox, type Sandbox } from '../../../sandbox';
 import type { TriggerWorkflow } from '../../helpers/engine';
 import { triggerOutput, triggerWith } from './webhookRequests';
+import { waitFor } from '../../helpers/waitFor';
 
 /** What the loopback server does with the next request before (or instead of) the trigger. */
 type Fault = 'answer503' | 'dropAnswerAfterTrigger';
@@ -99,16 +100,6 @@ async function control(sandbox: Sandbox, method: string, path: string, body?: ob
 
 async function deliveries(sandbox: Sandbox): Promise<DeliveryRecord[]> {
 	return (await control(sandbox, 'GET', '/deliveries')).data as unknown as DeliveryRecord[];
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	while (Date.now() < deadline) {
-		const value = await probe();
-		if (value !== undefined) return value;
-		await new Promise((resolve) => setTimeout(resolve, 20));
-	}
-	throw new Error('condition not reached in time');
 }
 
 function succeeded(sandbox: Sandbox, messageId: string) {
