@@ -207,27 +207,30 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 
 	it(`${TOGETHER.deliveries} runs that end together after the service stopped waiting (${SHORT_ANSWER_TIMEOUT_MS / 1000} s), n8n restarted before its retries: no delivery runs again`, async () => {
 		const endpointId = (await control<{ id: string }>('webhook-endpoints', { url: productionUrl(TOGETHER.webhookId) })).id;
-		await control('webhook-settings', { answerTimeoutMs: SHORT_ANSWER_TIMEOUT_MS });
+		// The service's retries wait until n8n has restarted, whatever the load: each delivery meets
+		// n8n once before the restart.
+		await control('webhook-settings', { answerTimeoutMs: SHORT_ANSWER_TIMEOUT_MS, holdRetries: true });
 		try {
 			// The service stores each reply and answers it 5 s later: the runs end within moments of each other.
 			await control('faults', { kind: 'hold', method: 'POST', pathPrefix: '/v1/master-inbox/rooms/', holdMs: 5_000, count: TOGETHER.deliveries });
 			const deliveries = await fireAll('together', TOGETHER.deliveries, endpointId);
-			// Once every delivery's run started (a first attempt n8n answered 503 is retried meanwhile), the
-			// service's retries wait until n8n has restarted.
-			await waitFor(`${TOGETHER.deliveries} runs started`, () => executionsOf(TOGETHER.workflowId), (found) => found.length >= TOGETHER.deliveries, 180_000);
-			await control('webhook-settings', { holdRetries: true });
-			await waitFor(`${TOGETHER.deliveries} runs ended`, () => executionsOf(TOGETHER.workflowId), (found) => found.filter((execution) => execution.status === 'success').length === TOGETHER.deliveries, 180_000);
+			const isOurs = (attempt: { messageId: string }) => deliveries.some((delivery) => delivery.deliveryId === attempt.messageId);
+			await waitFor('a first attempt of each delivery', deliveryAttempts, (found) => found.filter(isOurs).length >= TOGETHER.deliveries);
+			// A first attempt that a busy n8n answered with an error started no run: that delivery runs
+			// after the restart, like any retry. The others' runs outlast the service's wait.
+			const ended = await waitFor('the runs started before the restart, all ended', () => executionsOf(TOGETHER.workflowId), (found) => found.length > 0 && found.every((execution) => execution.status === 'success'));
+			const started = ended.length;
 			// n8n stops a few seconds after the runs ended: the trigger marks an end in the store once it has
 			// seen n8n's answer (a run that ended in n8n's last moment runs again: the README's window).
 			await sleep(3_000);
 			expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
-			const isOurs = (attempt: { messageId: string }) => deliveries.some((delivery) => delivery.deliveryId === attempt.messageId);
 			expect((await deliveryAttempts()).filter((attempt) => isOurs(attempt) && attempt.status === 200)).toEqual([]);
+			process.stderr.write(`runs that ended together before the restart: ${started} of ${TOGETHER.deliveries}\n`);
 			await n8n!.stop();
 			await start();
 			await control('webhook-settings', { holdRetries: false });
 			// Each retry is answered 200: "already run", or by a run that stopped at the trigger.
-			await waitFor('a 200 for each retry', deliveryAttempts, (found) => deliveries.every((delivery) => found.some((attempt) => attempt.messageId === delivery.deliveryId && attempt.status === 200)), 180_000);
+			await waitFor('a 200 for each retry', deliveryAttempts, (found) => deliveries.every((delivery) => found.some((attempt) => attempt.messageId === delivery.deliveryId && attempt.status === 200)));
 			expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
 		} finally {
 			await control('webhook-settings', { answerTimeoutMs: ANSWER_TIMEOUT_MS, holdRetries: false });
