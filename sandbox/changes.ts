@@ -201,20 +201,37 @@ function clientMessage(core: SandboxCore, body: Record<string, unknown>) {
 
 const DEFAULT_LATENESS_MS = 60_000;
 
+function positiveInteger(body: Record<string, unknown>, name: string): number | undefined {
+	const value = body[name];
+	if (value === undefined) return undefined;
+	if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new BadRequest(`${name} must be a positive integer.`);
+	return value;
+}
+
+/** When a late message was written: at `createdAt`, `beforeLastByMs` before the room's last message, or `lateByMs` before `syncedAt`. */
+function lateWrittenAt(room: ChatRoom, body: Record<string, unknown>, syncedAt: string): number {
+	const lateByMs = positiveInteger(body, 'lateByMs') ?? DEFAULT_LATENESS_MS;
+	const beforeLastByMs = positiveInteger(body, 'beforeLastByMs');
+	const createdAt = stringField(body, 'createdAt');
+	if (createdAt !== undefined && Number.isNaN(Date.parse(createdAt))) throw new BadRequest('createdAt must be an ISO-8601 date-time.');
+	if (createdAt !== undefined && beforeLastByMs !== undefined) throw new BadRequest('Give createdAt or beforeLastByMs, not both.');
+	if (beforeLastByMs !== undefined && room.lastStoryAt === null) throw new BadRequest(`Room "${room.roomId}" has no message to be behind.`);
+	const at = createdAt ?? (beforeLastByMs === undefined ? undefined : new Date(Date.parse(room.lastStoryAt!) - beforeLastByMs).toISOString());
+	return at === undefined ? Date.parse(syncedAt) - lateByMs : Math.min(Date.parse(at), Date.parse(syncedAt) - 1);
+}
+
 /**
- * A client message the service syncs now although it was written earlier: at `createdAt`, or `lateByMs`
- * ago (default a minute). Its createdAt is that earlier time, the room's lastSyncedAt now; it is the
- * room's lastStory unless the room holds a newer message. Fires chat.message.sent as any client message.
+ * A client message the service syncs now although it was written earlier: at `createdAt`,
+ * `beforeLastByMs` before the room's last message (a late sync behind a reply the trigger may have
+ * read), or `lateByMs` ago (default a minute). Its createdAt is that earlier time; as a synchronising
+ * service does, the room's lastSyncedAt moves to now and its storiesCount counts it; it is the room's
+ * lastStory unless the room holds a newer message. Fires chat.message.sent as any client message.
  */
 function lateClientMessage(core: SandboxCore, body: Record<string, unknown>) {
-	const { lateByMs = DEFAULT_LATENESS_MS } = body;
-	const createdAt = stringField(body, 'createdAt');
-	if (typeof lateByMs !== 'number' || !Number.isInteger(lateByMs) || lateByMs < 1) throw new BadRequest('lateByMs must be a positive integer.');
-	if (createdAt !== undefined && Number.isNaN(Date.parse(createdAt))) throw new BadRequest('createdAt must be an ISO-8601 date-time.');
 	const room = clientMessageRoom(core, body);
 	const message = stringField(body, 'text') ?? core.rng.pick(CLIENT_TEXTS);
 	const syncedAt = core.clock.nowIso();
-	const writtenAt = createdAt === undefined ? Date.parse(syncedAt) - lateByMs : Math.min(Date.parse(createdAt), Date.parse(syncedAt) - 1);
+	const writtenAt = lateWrittenAt(room, body, syncedAt);
 	const story = appendStory(core.state, room, clientOf(room), message, new Date(writtenAt).toISOString(), syncedAt);
 	core.webhooks.fire('chat.message.sent', chatMessagePayload(core, room, message));
 	return { ...story, roomId: room.roomId };

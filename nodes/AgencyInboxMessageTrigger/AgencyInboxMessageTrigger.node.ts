@@ -1,4 +1,5 @@
 import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, IPollFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { httpStatusOf } from '../shared/errors';
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
@@ -8,6 +9,7 @@ import { isAgencyAuthor } from '../shared/roomPeople';
 import { agencyInboxApiPaginate, agencyInboxApiRequest } from '../shared/serviceClient';
 import { proposalPageFetcher } from '../shared/proposalSweep';
 import { clientMessageItem } from './clientMessageItem';
+import { longFailureOf } from './failingRooms';
 import { messageTriggerProperties } from './description';
 import type { ClientMessage } from './pollMessages';
 import { bootstrapMessages, pollMessages } from './pollMessages';
@@ -108,6 +110,10 @@ export class AgencyInboxMessageTrigger implements INodeType {
 				save: saveMessageState,
 				isOlder: isOlderMessageState,
 				bootstrap: async () => await bootstrapMessages(fetchRooms, Date.now),
+				failureToShow: (state, lastShownAtMs, nowMs) => {
+					const failure = longFailureOf(state.failingRooms ?? {}, nowMs, lastShownAtMs);
+					return failure && new NodeOperationError(this.getNode(), failure.message, { description: failure.description });
+				},
 				poll: async (state) => {
 					const outcome = await pollMessages(state, {
 						fetchRooms,

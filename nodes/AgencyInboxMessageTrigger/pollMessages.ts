@@ -3,6 +3,8 @@ import { higherMark, isAtOrBelow, timeOf } from '../shared/marks';
 import { pagesOf } from '../shared/pagination';
 import type { AgencyMember } from '../shared/roomPeople';
 import { agencyMembersIn, isAgencyAuthor } from '../shared/roomPeople';
+import { FailingRooms, loadFailingRooms } from './failingRooms';
+import { evidenceAfterRead, lookBackOf, nextWindow, showsSyncSince } from './lateSync';
 import { readMessagesAfter } from './newMessages';
 import { inLastMessageOrder, lastActivityOf, mayStopBelow, showsSameTimes } from './roomListOrder';
 import type { RoomProposalFinding, RoomProposalSources } from './roomProposal';
@@ -18,6 +20,8 @@ export interface ClientMessage {
 	proposal: RoomProposalFinding;
 	/** The agency members taking part in the room. */
 	agencyMembers: AgencyMember[];
+	/** Rooms whose messages are held back because they failed (failingRooms.ts). */
+	notice?: string;
 }
 
 export interface MessagePollOutcome {
@@ -59,12 +63,12 @@ function unmarkedLineOf(state: Pick<MessageTriggerState, 'history' | 'forgotten'
 }
 
 /**
- * Whether the row shows nothing the trigger has not read: for a room with a mark, the message read last
- * there at no later time than the newest one read (the time also counts: a service whose data was reset
- * reuses message ids, as the sandbox of npm start does); for a room without one, a last message at or
- * below the line it would be read after.
+ * Whether the row shows no last message the trigger has not read: for a room with a mark, the message
+ * read last there at no later time than the newest one read (the time also counts: a service whose
+ * data was reset reuses message ids, as the sandbox of npm start does); for a room without one, a last
+ * message at or below the line it would be read after.
  */
-export function showsNothingNew(room: RoomRow, mark: RoomMark | undefined, unmarkedLine: Mark | null): boolean {
+function showsNoNewLast(room: RoomRow, mark: RoomMark | undefined, unmarkedLine: Mark | null): boolean {
 	const activity = lastActivityOf(room);
 	const lastShown = lastStoryIdOf(room);
 	if (activity === null && lastShown === null) return true;
@@ -75,13 +79,28 @@ export function showsNothingNew(room: RoomRow, mark: RoomMark | undefined, unmar
 	return activity !== null && unmarkedLine !== null && isAtOrBelow(unmarkedLine, lastShown ?? '', activity);
 }
 
-/** The rooms read most recently (by their newest message read), at most MAX_ROOMS_KEPT, and the highest mark dropped. */
-function roomsToKeep(rooms: Record<string, RoomMark>, forgotten: Mark | undefined): { rooms: Record<string, RoomMark>; forgotten?: Mark } {
-	const kept = Object.entries(rooms).sort(([, a], [, b]) => timeOf(b.at) - timeOf(a.at));
-	let highestDropped = forgotten;
-	for (const [, dropped] of kept.slice(MAX_ROOMS_KEPT)) highestDropped = higherMark(highestDropped, { at: dropped.at, uids: dropped.uids });
-	return { rooms: Object.fromEntries(kept.slice(0, MAX_ROOMS_KEPT)), ...(highestDropped ? { forgotten: highestDropped } : {}) };
+/** Whether the row shows nothing the trigger has not read: no new last message, and no message synced since behind it (lateSync.ts). */
+export function showsNothingNew(room: RoomRow, mark: RoomMark | undefined, unmarkedLine: Mark | null): boolean {
+	return showsNoNewLast(room, mark, unmarkedLine) && !(mark && showsSyncSince(room, mark));
 }
+
+/**
+ * The rooms read most recently (by their newest message read), at most MAX_ROOMS_KEPT, and the highest
+ * mark dropped. The marks of failing rooms are always kept: dropping one would raise `forgotten` over
+ * messages of theirs not read yet.
+ */
+function roomsToKeep(rooms: Record<string, RoomMark>, forgotten: Mark | undefined, failing: Set<string>): { rooms: Record<string, RoomMark>; forgotten?: Mark } {
+	const byRecency = Object.entries(rooms).sort(([, a], [, b]) => timeOf(b.at) - timeOf(a.at));
+	const pinned = byRecency.filter(([roomId]) => failing.has(roomId));
+	const others = byRecency.filter(([roomId]) => !failing.has(roomId));
+	const spaceLeft = Math.max(0, MAX_ROOMS_KEPT - pinned.length);
+	let highestDropped = forgotten;
+	for (const [, dropped] of others.slice(spaceLeft)) highestDropped = higherMark(highestDropped, { at: dropped.at, uids: dropped.uids });
+	return { rooms: Object.fromEntries([...pinned, ...others.slice(0, spaceLeft)]), ...(highestDropped ? { forgotten: highestDropped } : {}) };
+}
+
+/** Where a room without a mark that failed is read after when it recovers: the line of its first try (all its messages when that was null). */
+const EVERY_MESSAGE: Mark = { at: new Date(0).toISOString(), uids: [] };
 
 const rowsOf = (page: Page<RoomRow>) => (page.data ?? []).filter((room) => typeof room?.roomId === 'string');
 
@@ -124,7 +143,11 @@ export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => n
  * shows something it has not read (`showsNothingNew`): a room with a mark after its mark, one without
  * after the history line, whatever the row's time, so a message that reached the service late (its time
  * below what earlier polls covered) still arrives. Each room is read message by message, so two client
- * messages in one room between two polls both arrive although the row shows only the last.
+ * messages in one room between two polls both arrive although the row shows only the last. A row
+ * whose last message is read but whose `storiesCount` (or `lastSyncedAt`) moved holds a message
+ * synced behind it: the room is read back below its mark (lateSync.ts). Such a row does not move up in
+ * an order of the last message, so one below the rows an early stop reads is read by the poll that
+ * reads every page (ALL_PAGES_AT_LEAST_EVERY_MS); it is no contradiction of that order.
  *
  * It stops paging before the end only on evidence from its own rows (`mayStopBelow`), only while no
  * poll of this activation has seen the list out of last-message order or a room below the floor with
@@ -136,6 +159,14 @@ export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => n
  * cursor while the sweep paged is read by the next poll at the latest (it is above the floor then); a
  * sweep of several pages reads the first page again at the end to read it now, and keeps the floor
  * unless that page holds a room it has handled (every room that moved is above that one).
+ *
+ * A room whose read fails with a failure of its own (failingRooms.ts) holds back no other: it keeps
+ * its mark and is retried with a backoff. The floor still rises past it: the failing rooms are kept by
+ * id, so they need no floor to be found again, and one room failing for good does not pin the floor
+ * (which would make every later poll read ever deeper). In exchange a poll does not stop early while
+ * a room due for its next try (below the longest backoff) has not shown its row; one at the longest
+ * backoff is retried by the poll that reads every page, hourly. Its unread messages below the floor
+ * are known, so they are no contradiction of the list's order either.
  */
 export async function pollMessages(state: MessageTriggerState, sources: MessageSources): Promise<MessagePollOutcome> {
 	const rooms = { ...state.rooms };
@@ -144,36 +175,60 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 	const unmarkedLine = unmarkedLineOf(state);
 	const startedAt = sources.now();
 	const allPagesDue = state.allPagesReadAt === undefined || startedAt - timeOf(state.allPagesReadAt) >= ALL_PAGES_AT_LEAST_EVERY_MS;
+	const failing = new FailingRooms(loadFailingRooms(state.failingRooms), startedAt, allPagesDue);
 	let members: AgencyMember[] | undefined;
 	let unreadLastMessage = false;
 	let sawUnreadBelowFloor = false;
+
+	/** Reads one room's new messages, and its proposal where a client wrote; false when the room failed. */
+	async function readRoom(room: RoomRow, known: RoomMark | undefined): Promise<boolean> {
+		const lookBack = lookBackOf(room, known, state.history);
+		const read = await failing.attempt(room.roomId, async () => await readMessagesAfter(sources.fetchStories, room.roomId, known ?? unmarkedLine, lookBack));
+		if (!read) return false;
+		if (read.messages.length > 0) members ??= await sources.loadMembers();
+		const fromClients = read.messages.filter((story) => !isAgencyAuthor(story, room, members ?? []));
+		if (fromClients.length > 0) {
+			const proposal = await failing.attempt(room.roomId, async () => await proposals.of(room));
+			if (!proposal) return false;
+			const agencyMembers = agencyMembersIn(room, members ?? []);
+			for (const story of fromClients) messages.push({ room, story, proposal, agencyMembers });
+		}
+		failing.recovered(room.roomId);
+		const lastShown = lastStoryIdOf(room);
+		const newest = read.newest ? higherMark(known, read.newest) : known;
+		// The row may show a message the room's list does not return yet: then the room is read again
+		// next time, and the floor stays, so that message is not taken as read.
+		const lastRead = lastShown !== null && read.ids.has(lastShown);
+		if (!lastRead) unreadLastMessage = true;
+		const window = nextWindow(known, lookBack?.floor ?? unmarkedLine ?? EVERY_MESSAGE, read.ids);
+		const last = lastRead ? lastShown : (known?.last ?? null);
+		if (newest) rooms[room.roomId] = { at: newest.at, uids: newest.uids, last, ...evidenceAfterRead(room, known, lastRead), ...window };
+		return true;
+	}
+
+	/** A failing room keeps the line it is read after: one without a mark gets a mark at the line it had. */
+	function keepLineOf(roomId: string): void {
+		const line = unmarkedLine ?? EVERY_MESSAGE;
+		rooms[roomId] ??= { at: line.at, uids: [...line.uids], last: null };
+	}
 
 	/** Reads the rooms of one page that show something new; says whether it met a room with nothing new. */
 	async function readRooms(rows: RoomRow[]): Promise<{ reachedHandled: boolean; outOfTime: boolean }> {
 		let reachedHandled = false;
 		for (const room of rows) {
+			failing.rowRead(room.roomId);
+			if (failing.isHeldBack(room.roomId)) continue;
 			const known = rooms[room.roomId];
 			if (showsNothingNew(room, known, unmarkedLine)) {
+				failing.recovered(room.roomId);
 				reachedHandled ||= lastActivityOf(room) !== null || lastStoryIdOf(room) !== null;
 				continue;
 			}
+			// A row that shows only a sync behind its last message did not move in an order of the last message: no contradiction.
 			const activity = lastActivityOf(room);
-			if (activity !== null && state.floor !== null && timeOf(activity) < timeOf(state.floor.at)) sawUnreadBelowFloor = true;
-			const lastShown = lastStoryIdOf(room);
-			const read = await readMessagesAfter(sources.fetchStories, room.roomId, known ?? unmarkedLine);
-			if (read.messages.length > 0) members ??= await sources.loadMembers();
-			const fromClients = read.messages.filter((story) => !isAgencyAuthor(story, room, members ?? []));
-			if (fromClients.length > 0) {
-				const proposal = await proposals.of(room);
-				const agencyMembers = agencyMembersIn(room, members ?? []);
-				for (const story of fromClients) messages.push({ room, story, proposal, agencyMembers });
-			}
-			const newest = read.newest ? higherMark(known, read.newest) : known;
-			// The row may show a message the room's list does not return yet: then the room is read again
-			// next time, and the floor stays, so that message is not taken as read.
-			const lastRead = lastShown !== null && read.ids.has(lastShown);
-			if (!lastRead) unreadLastMessage = true;
-			if (newest) rooms[room.roomId] = { at: newest.at, uids: newest.uids, last: lastRead ? lastShown : (known?.last ?? null) };
+			const belowFloor = activity !== null && state.floor !== null && timeOf(activity) < timeOf(state.floor.at);
+			if (belowFloor && !failing.has(room.roomId) && !showsNoNewLast(room, known, unmarkedLine)) sawUnreadBelowFloor = true;
+			if (!(await readRoom(room, known))) keepLineOf(room.roomId);
 			if (!sources.canContinue()) return { reachedHandled, outOfTime: true };
 		}
 		return { reachedHandled, outOfTime: false };
@@ -191,7 +246,8 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 		const read = await readRooms(rows);
 		if (read.outOfTime) break;
 		readAllPages = next === undefined;
-		const mayStop = !allPagesDue && !state.listOutOfMessageOrder && !sawUnreadBelowFloor && state.floor !== null && mayStopBelow([sweep], state.floor);
+		const mayStop =
+			!allPagesDue && !state.listOutOfMessageOrder && !sawUnreadBelowFloor && !failing.awaitsItsRow() && state.floor !== null && mayStopBelow([sweep], state.floor);
 		if (mayStop || readAllPages) {
 			complete = true;
 			break;
@@ -205,17 +261,21 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 		reads.push(again);
 		complete = (await readRooms(again)).reachedHandled;
 	}
+	if (readAllPages) failing.notListed();
 	const floor = complete && !unreadLastMessage && firstPageTop ? higherMark(state.floor ?? undefined, firstPageTop) : state.floor;
 	const listOutOfMessageOrder = state.listOutOfMessageOrder || sawUnreadBelowFloor || !inLastMessageOrder(reads);
 	messages.sort((a, b) => timeOf(a.story.createdAt) - timeOf(b.story.createdAt));
+	const notice = failing.notice();
+	if (notice) for (const message of messages) message.notice = notice;
 	return {
 		state: {
 			seq: state.seq + 1,
 			history: state.history,
 			floor,
-			...roomsToKeep(rooms, state.forgotten),
+			...roomsToKeep(rooms, state.forgotten, failing.ids()),
 			listOutOfMessageOrder,
 			...(readAllPages ? { allPagesReadAt: new Date(startedAt).toISOString() } : state.allPagesReadAt === undefined ? {} : { allPagesReadAt: state.allPagesReadAt }),
+			...failing.state(),
 			proposals: await proposals.advance(),
 		},
 		messages,

@@ -2,11 +2,18 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { Mark } from '../shared/marks';
 import { isMark } from '../shared/marks';
+import type { FailingRoom } from './failingRooms';
+import { loadFailingRooms } from './failingRooms';
+import type { LateSyncMark } from './lateSync';
+import { loadLateSyncMark } from './lateSync';
 import type { RoomProposalsState } from './roomProposal';
 import { loadRoomProposals } from './roomProposal';
 
-/** What the trigger last read of one room: its newest message (any author) and the room's lastStoryId then. */
-export interface RoomMark extends Mark {
+/**
+ * What the trigger last read of one room: its newest message (any author), the room's lastStoryId
+ * then, and what finds a message synced behind it later (lateSync.ts).
+ */
+export interface RoomMark extends Mark, LateSyncMark {
 	last: string | null;
 }
 
@@ -39,6 +46,11 @@ export interface MessageTriggerState {
 	listOutOfMessageOrder: boolean;
 	/** When a poll last read every page of the list, or the activation (ISO); absent (a state stored before it existed): the next poll does. */
 	allPagesReadAt?: string;
+	/**
+	 * Rooms whose last read failed, by room id (failingRooms.ts): held back until their next try, their
+	 * marks kept as they were. Absent when none fails (and in a state stored before it existed).
+	 */
+	failingRooms?: Record<string, FailingRoom>;
 	/** The rooms' proposals: the index by chatRoomId and the lookups made while the full pass goes on (roomProposal.ts). */
 	proposals: RoomProposalsState;
 }
@@ -61,7 +73,12 @@ export function loadMessageState(staticData: IDataObject): MessageTriggerState |
 	const stored = staticData.messages as unknown as (Partial<MessageTriggerState> & { roomsMoveOnMessages?: unknown }) | undefined;
 	if (!stored || typeof stored.seq !== 'number' || stored.floor === undefined || !isMarkOrNull(stored.floor)) return undefined;
 	const history = stored.history !== undefined && isMarkOrNull(stored.history) ? stored.history : stored.floor;
-	const rooms = Object.fromEntries(Object.entries(stored.rooms ?? {}).filter(([, room]) => isRoomMark(room)));
+	const rooms = Object.fromEntries(
+		Object.entries(stored.rooms ?? {})
+			.filter(([, room]) => isRoomMark(room))
+			.map(([roomId, room]) => [roomId, { at: room.at, uids: room.uids, last: room.last, ...loadLateSyncMark(room) }]),
+	);
+	const failingRooms = loadFailingRooms(stored.failingRooms);
 	return {
 		seq: stored.seq,
 		history,
@@ -70,6 +87,7 @@ export function loadMessageState(staticData: IDataObject): MessageTriggerState |
 		rooms,
 		listOutOfMessageOrder: stored.listOutOfMessageOrder === true,
 		...(typeof stored.allPagesReadAt === 'string' && !Number.isNaN(Date.parse(stored.allPagesReadAt)) ? { allPagesReadAt: stored.allPagesReadAt } : {}),
+		...(Object.keys(failingRooms).length > 0 ? { failingRooms } : {}),
 		proposals: loadRoomProposals(stored.proposals),
 	};
 }

@@ -11,6 +11,9 @@ export interface RoomRow extends RoomPeople {
 	lastStory?: { storyId?: string; message?: string; user?: UserIds & { photoUrl?: string | null }; createdDateTime?: string | null } | null;
 	vendorProposal?: { id?: string } | null;
 	createdAtDateTime?: string | null;
+	/** "Total messages synced" and "time of last synchronisation": what shows a message synced behind the last one (lateSync.ts). */
+	storiesCount?: number | null;
+	lastSyncedAt?: string | null;
 }
 
 export interface StoryRow {

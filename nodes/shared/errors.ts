@@ -226,6 +226,16 @@ export function httpStatusOf(error: unknown): number | undefined {
 }
 
 /**
+ * For a request that got no answer, the network code toNodeApiError kept (ETIMEDOUT, ECONNRESET, ...)
+ * and whether the request reached the service at all (not for a refused connection or a failed DNS
+ * lookup); undefined for an answer or any other error.
+ */
+export function unansweredRequestOf(error: unknown): { code: string; sent: boolean } | undefined {
+	const code = (error as { errorResponse?: { networkErrorCode?: unknown } } | null | undefined)?.errorResponse?.networkErrorCode;
+	return typeof code === 'string' ? { code, sent: !NOT_SENT_CODES.has(code) } : undefined;
+}
+
+/**
  * The code of a network-level failure (ECONNRESET, EAI_AGAIN, ...), found on the error or its cause;
  * n8n 1.x wraps it in a NodeApiError that keeps the code only as `httpCode`. Node's own ERR_* codes
  * (ERR_INVALID_URL, ...) are not network failures.

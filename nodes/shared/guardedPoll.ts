@@ -29,6 +29,8 @@ interface TriggerPolls<State> {
 	handedOver?: HandedOver<State>;
 	/** How long this is kept after the node's last poll (pollMemoryKeptMs). */
 	keptMs: number;
+	/** When a poll of this process last failed on purpose to show a lasting failure (`failureToShow`). */
+	failureShownAtMs?: number;
 }
 
 const MINUTE_MS = 60_000;
@@ -115,6 +117,11 @@ export type PollClaim<State> =
 			 */
 			startFrom?: State;
 			release: (handedOver: State | undefined, emitted: boolean) => void;
+			/** When a poll of this process last showed a lasting failure; none: never. */
+			failureShownAtMs?: number;
+			/** Whether a poll of this node ran in this process before (the activation's own poll did not). */
+			polledBefore: boolean;
+			noteFailureShown: (atMs: number) => void;
 	  }
 	| { granted: false; reason: string };
 
@@ -139,6 +146,11 @@ export function claimPoll<State>(trigger: NodeOwner, stored: State | undefined, 
 	return {
 		granted: true,
 		startFrom: newerThanStored && !newerThanStored.emitted ? newerThanStored.state : undefined,
+		failureShownAtMs: polls.failureShownAtMs,
+		polledBefore: handedOver !== undefined,
+		noteFailureShown: (atMs) => {
+			polls.failureShownAtMs = atMs;
+		},
 		release: (state, emitted) => {
 			polls.running = false;
 			if (state) polls.handedOver = { state, atMs: Date.now(), emitted };
@@ -176,6 +188,14 @@ export interface GuardedPoll<State, Change> {
 	bootstrap(): Promise<State> | State;
 	/** One poll from `state`: what changed since, oldest first, and the state to keep. */
 	poll(state: State): Promise<{ state: State; changes: Change[] }>;
+	/**
+	 * A lasting failure the poll should show as a failed execution instead of polling, given when this
+	 * process last showed one. The poll throws it before any request: nothing is read or lost, and the
+	 * next poll goes on from the same state. Remembered in this process only, because n8n commits no
+	 * state of a poll that throws. Never asked of the first poll in a process: the activation's own poll
+	 * (at a publish or a restart) that throws fails the activation instead.
+	 */
+	failureToShow?(state: State, lastShownAtMs: number | undefined, nowMs: number): Error | undefined;
 }
 
 /**
@@ -198,6 +218,11 @@ export async function runGuardedPoll<State, Change>(context: IPollFunctions, tri
 		if (state === undefined) {
 			trigger.save(staticData, await trigger.bootstrap());
 			return [];
+		}
+		const failure = claim.polledBefore ? trigger.failureToShow?.(state, claim.failureShownAtMs, Date.now()) : undefined;
+		if (failure) {
+			claim.noteFailureShown(Date.now());
+			throw failure;
 		}
 		const outcome = await trigger.poll(state);
 		changes = outcome.changes;

@@ -123,6 +123,22 @@ describe('sandbox readings of what the spec leaves open', () => {
 			expectProblem(await suite.ctl.post('/changes', { kind: 'lateClientMessage', createdAt: 'yesterday' }), 400, /createdAt/);
 		});
 
+		test('lateClientMessage beforeLastByMs: a late sync behind the room\'s last message (a reply already read): the row\'s last message and time stay, its storiesCount and lastSyncedAt move', async () => {
+			const roomId = (await roomIds())[0];
+			const reply = await change({ kind: 'agencyMessage', roomId, text: 'Here is the estimate.' });
+			const before = structuredClone(stateRoom(roomId));
+			const late = await change({ kind: 'lateClientMessage', roomId, beforeLastByMs: 14_000 });
+			expect(Date.parse(reply.createdAt) - Date.parse(late.createdAt)).toBe(14_000);
+			const row = (await rooms()).find((room: any) => room.roomId === roomId);
+			expect(row).toMatchObject({ lastStoryId: reply.storyId, lastStoryAt: reply.createdAt, storiesCount: before.storiesCount! + 1 });
+			expect(Date.parse(row.lastSyncedAt)).toBeGreaterThan(Date.parse(before.lastSyncedAt!));
+			expect((await storiesOf(roomId)).map((story: any) => story.storyId).slice(0, 2)).toEqual([reply.storyId, late.storyId]);
+			const daysLate = await change({ kind: 'lateClientMessage', roomId, beforeLastByMs: 3 * 24 * 60 * 60_000 });
+			expect(Date.parse(reply.createdAt) - Date.parse(daysLate.createdAt)).toBe(3 * 24 * 60 * 60_000);
+			expectProblem(await suite.ctl.post('/changes', { kind: 'lateClientMessage', roomId, beforeLastByMs: 0 }), 400, /beforeLastByMs/);
+			expectProblem(await suite.ctl.post('/changes', { kind: 'lateClientMessage', roomId, beforeLastByMs: 5, createdAt: reply.createdAt }), 400, /not both/);
+		});
+
 		test('roomSort=lastSyncedAt: by sync time; each sweep from the top starts after a background sync re-synced a page of the rooms synced longest ago', async () => {
 			await setVariants({ roomSort: 'lastSyncedAt' });
 			const stalest = [...suite.sandbox.state.rooms].sort((a, b) => a.lastSyncedAt!.localeCompare(b.lastSyncedAt!) || a.roomId.localeCompare(b.roomId)).slice(0, 5);

@@ -1,0 +1,158 @@
+/**
+ * The Message Trigger and messages the service syncs late, behind a message of their room the trigger
+ * already read (issue 40), through n8n-core's engine against the sandbox under every single reading
+ * (every order of the room list among them): an agency member replies, a poll reads the room, then the
+ * client's earlier message is synced (`lateClientMessage` with `beforeLastByMs`): the row's last
+ * message and time stay, its storiesCount and lastSyncedAt move. Pages of 3 rooms.
+ */
+import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
+
+import { AgencyInboxMessageTrigger } from '../../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
+import { ALL_PAGES_AT_LEAST_EVERY_MS } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
+import { resetProcessMemory } from '../../../nodes/shared/processMemory';
+import { DEFAULT_VARIANTS, SINGLE_READINGS, startSandbox, type SandboxVariants } from '../../../sandbox';
+import { TriggerWorkflow } from '../../helpers/engine';
+import { sandboxControl } from '../../helpers/sandboxControl';
+import { untilProposalsRead } from './roomProposalsHelpers';
+
+type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+
+const PAGE_SIZE = 3;
+const DAY_MS = 24 * 60 * 60_000;
+/** Only Date is faked: the engine, the sandbox and its clock see the time move; timers stay real. */
+const REAL_TIMERS = ['nextTick', 'setImmediate', 'clearImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'hrtime', 'performance'] as const;
+
+async function withDateAt<T>(nowMs: number, run: () => Promise<T>): Promise<T> {
+	jest.useFakeTimers({ now: nowMs, doNotFake: [...REAL_TIMERS] });
+	try {
+		return await run();
+	} finally {
+		jest.useRealTimers();
+	}
+}
+
+function setUp(variants: SandboxVariants) {
+	const context = { sandbox: undefined as unknown as Sandbox };
+	beforeAll(async () => {
+		context.sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: PAGE_SIZE, maxPageSize: PAGE_SIZE, variants });
+	});
+	afterAll(async () => {
+		await context.sandbox.close();
+	});
+	beforeEach(async () => {
+		resetProcessMemory();
+		await control(context.sandbox, 'POST', 'reset');
+	});
+	return context;
+}
+
+const control = (sandbox: Sandbox, method: string, path: string, body?: unknown) => sandboxControl<{ data: IDataObject }>(sandbox.origin, method, path, body);
+const change = async <T = IDataObject>(sandbox: Sandbox, body: IDataObject) => (await control(sandbox, 'POST', 'changes', body)).data as T;
+const storyIdsOf = (result: INodeExecutionData[][] | null) => (result?.[0] ?? []).map(({ json }) => (json.message as IDataObject).storyId as string);
+const newestMessageAt = (sandbox: Sandbox) => Math.max(...Object.values(sandbox.state.stories).flatMap((stories) => stories.map((story) => Date.parse(story.createdAt))));
+
+async function requestsTo(sandbox: Sandbox, pathPart: string): Promise<number> {
+	const requests = (await control(sandbox, 'GET', 'requests')).data as unknown as Array<{ path: string }>;
+	return requests.filter((request) => request.path.includes(pathPart)).length;
+}
+
+function newTrigger(sandbox: Sandbox) {
+	return new TriggerWorkflow({
+		type: 'agencyInboxMessageTrigger',
+		nodeType: new AgencyInboxMessageTrigger(),
+		parameters: {},
+		credentials: { agencyInboxApi: { apiKey: sandbox.apiKey, baseUrl: sandbox.url, requestsPerMinute: 100_000 } },
+	});
+}
+
+/** An agency member's reply in some room, read by a poll (it emits nothing: not a client's). */
+async function replyRead(sandbox: Sandbox, trigger: TriggerWorkflow): Promise<{ roomId: string; storyId: string; createdAt: string }> {
+	const reply = await change<{ roomId: string; storyId: string; createdAt: string }>(sandbox, { kind: 'agencyMessage', text: 'Here is the estimate.' });
+	expect(await trigger.poll()).toBeNull();
+	return reply;
+}
+
+describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as const))('Agency Inbox Message Trigger, a message synced late behind a read reply, reading %s', (_label, variants) => {
+	const context = setUp(variants);
+
+	it('written 14 s before the reply the last poll read: emitted once, by the next poll', async () => {
+		const { sandbox } = context;
+		const trigger = newTrigger(sandbox);
+		expect(await trigger.poll()).toBeNull();
+		const reply = await replyRead(sandbox, trigger);
+		const late = await change<{ storyId: string; createdAt: string }>(sandbox, { kind: 'lateClientMessage', roomId: reply.roomId, beforeLastByMs: 14_000 });
+		expect(Date.parse(reply.createdAt) - Date.parse(late.createdAt)).toBe(14_000);
+		expect(storyIdsOf(await trigger.poll())).toEqual([late.storyId]);
+		expect(await trigger.poll()).toBeNull();
+		// A second one behind the same reply, with a new client message on top: both once.
+		const second = await change<{ storyId: string }>(sandbox, { kind: 'lateClientMessage', roomId: reply.roomId, beforeLastByMs: 7_000 });
+		const onTop = await change<{ storyId: string }>(sandbox, { kind: 'clientMessage', roomId: reply.roomId });
+		expect(storyIdsOf(await trigger.poll())).toEqual([second.storyId, onTop.storyId]);
+		expect(await trigger.poll()).toBeNull();
+	});
+
+	it('written days before the reply (after the activation): emitted once, by the next poll', async () => {
+		const { sandbox } = context;
+		const trigger = newTrigger(sandbox);
+		expect(await trigger.poll()).toBeNull();
+		await withDateAt(Date.now() + 4 * DAY_MS, async () => {
+			const reply = await replyRead(sandbox, trigger);
+			const late = await change<{ storyId: string }>(sandbox, { kind: 'lateClientMessage', roomId: reply.roomId, beforeLastByMs: 3 * DAY_MS });
+			expect(storyIdsOf(await trigger.poll())).toEqual([late.storyId]);
+			expect(await trigger.poll()).toBeNull();
+		});
+	});
+
+	it('written before the activation, synced after it behind a read reply: never emitted (nothing historic)', async () => {
+		const { sandbox } = context;
+		const historyEndMs = newestMessageAt(sandbox);
+		const trigger = newTrigger(sandbox);
+		expect(await trigger.poll()).toBeNull();
+		const reply = await replyRead(sandbox, trigger);
+		await change(sandbox, { kind: 'lateClientMessage', roomId: reply.roomId, createdAt: new Date(historyEndMs - 1).toISOString() });
+		expect(await trigger.poll()).toBeNull();
+		const after = await change<{ storyId: string }>(sandbox, { kind: 'clientMessage', roomId: reply.roomId });
+		expect(storyIdsOf(await trigger.poll())).toEqual([after.storyId]);
+		expect(await trigger.poll()).toBeNull();
+	});
+});
+
+describe('Agency Inbox Message Trigger, a message synced late behind a read reply, in the default order', () => {
+	const context = setUp(DEFAULT_VARIANTS);
+
+	it('an idle poll after a late message still costs one request', async () => {
+		const { sandbox } = context;
+		const trigger = newTrigger(sandbox);
+		expect(await trigger.poll()).toBeNull();
+		await untilProposalsRead(trigger);
+		const reply = await replyRead(sandbox, trigger);
+		const late = await change<{ storyId: string }>(sandbox, { kind: 'lateClientMessage', roomId: reply.roomId, beforeLastByMs: 14_000 });
+		expect(storyIdsOf(await trigger.poll())).toEqual([late.storyId]);
+		await control(sandbox, 'DELETE', 'requests');
+		expect(await trigger.poll()).toBeNull();
+		expect(await requestsTo(sandbox, '/v1/')).toBe(1);
+	});
+
+	it(`in a room below the pages a poll reads (its row does not move): emitted once by the first poll that reads every page (${ALL_PAGES_AT_LEAST_EVERY_MS / 60_000} minutes after the last)`, async () => {
+		const { sandbox } = context;
+		const trigger = newTrigger(sandbox);
+		expect(await trigger.poll()).toBeNull();
+		const reply = await replyRead(sandbox, trigger);
+		// Four rooms written after the reply, in an order that is not their order of creation (so the rows on top show
+		// that messages move rooms, and a poll may stop early): the reply's room is listed fifth, on the second page.
+		const others = sandbox.state.rooms
+			.filter((room) => room.roomId !== reply.roomId)
+			.slice(10, 14)
+			.map((room) => room.roomId);
+		for (const roomId of [others[2], others[3], others[1], others[0]]) await change(sandbox, { kind: 'clientMessage', roomId });
+		expect(storyIdsOf(await trigger.poll())).toHaveLength(4);
+		const late = await change<{ storyId: string }>(sandbox, { kind: 'lateClientMessage', roomId: reply.roomId, beforeLastByMs: 14_000 });
+		await control(sandbox, 'DELETE', 'requests');
+		expect(await trigger.poll()).toBeNull();
+		expect(await requestsTo(sandbox, '/v1/master-inbox/rooms')).toBe(1);
+		await withDateAt(Date.now() + ALL_PAGES_AT_LEAST_EVERY_MS, async () => {
+			expect(storyIdsOf(await trigger.poll())).toEqual([late.storyId]);
+			expect(await trigger.poll()).toBeNull();
+		});
+	});
+});
