@@ -18,14 +18,11 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { MAX_PROPOSALS_KEPT } from '../nodes/AgencyInboxMessageTrigger/proposalIndex';
 import { MAX_PAGES_PER_POLL } from '../nodes/AgencyInboxMessageTrigger/roomProposal';
-import { resetProcessMemory } from '../nodes/shared/processMemory';
 import { startSandbox, type SandboxVariants } from '../sandbox';
-import { TriggerWorkflow } from '../test/helpers/engine';
+import type { TriggerWorkflow } from '../test/helpers/engine';
 import { sandboxControl } from '../test/helpers/sandboxControl';
+import { countedMessageTrigger } from './support/messageTrigger';
 
-// Under ts-node, Node resolves `….node` to the codex `….node.json` beside it before `….node.ts`.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { AgencyInboxMessageTrigger } = require('../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node.ts') as typeof import('../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node');
 
 const PROPOSAL_COUNTS = [100, 1_000, 10_000];
 const BUDGET_PER_MINUTE = 20;
@@ -39,9 +36,6 @@ interface Case {
 	pageSize: 'asked 100' | "service's 20";
 }
 
-async function requests(sandbox: Sandbox): Promise<Array<{ path: string; query: Record<string, string>; status: number }>> {
-	return (await sandboxControl<{ data: Array<{ path: string; query: Record<string, string>; status: number }> }>(sandbox.origin, 'GET', 'requests')).data;
-}
 
 const stateOf = (trigger: TriggerWorkflow) => (JSON.parse(JSON.stringify(trigger.workflow.staticData)) as Record<string, IDataObject>)['node:Node Under Test'];
 const passDone = (trigger: TriggerWorkflow) => {
@@ -54,18 +48,7 @@ async function measure({ proposals, rooms, pageSize }: Case) {
 	const variants: Partial<SandboxVariants> = pageSize === 'asked 100' ? {} : { unnamedQueryParameters: 'ignored' };
 	const sandbox = await startSandbox({ requestsPerMinute: 0, proposals, rooms, variants });
 	try {
-		resetProcessMemory();
-		const trigger = new TriggerWorkflow({
-			type: 'agencyInboxMessageTrigger',
-			nodeType: new AgencyInboxMessageTrigger(),
-			parameters: {},
-			credentials: { agencyInboxApi: { apiKey: sandbox.apiKey, baseUrl: sandbox.url, requestsPerMinute: 1_000_000 } },
-		});
-		const poll = async () => {
-			await sandboxControl(sandbox.origin, 'DELETE', 'requests');
-			const emitted = await trigger.poll();
-			return { items: emitted?.[0] ?? [], requests: await requests(sandbox) };
-		};
+		const { trigger, poll } = countedMessageTrigger(sandbox);
 		const activation = await poll();
 		let polls = 0;
 		let passRequests = 0;

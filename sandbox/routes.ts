@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { BadRequest, ok, problem, type ApiResponse } from './http';
 import { paginate, parsePageSize, type Ordering, type SortKey } from './pagination';
 import { idView } from './marketplaceIds';
+import { roomRowTimesView, shownCreatedAt, shownTime } from './roomRowTimes';
 import { resyncRooms, stalestRooms } from './roomSync';
 import { applyLastStory, memberAsUser, storyId } from './seed';
 import type { ChatRoom, InvitationRecord, Member, ProposalRecord, SandboxState, SentMessage, Story } from './types';
@@ -212,21 +213,22 @@ function listRooms(ctx: ApiContext, req: ApiRequest): ApiResponse {
 	// client starts reading the list, a page of the rooms synced longest ago was just re-synced.
 	if (by === 'lastSyncedAt' && pageCursor === undefined) resyncRooms(stalestRooms(ctx.state, pageSize), ctx.clock.nowIso());
 	const ordering: Ordering<ChatRoom> = {
-		binding: `rooms:${sort}:by=${by}`,
+		binding: `rooms:${sort}:by=${by}:${ctx.variants.roomRowTimes}:${ctx.variants.roomCreation}`,
 		description: `rooms sorted ${sort} by ${by}`,
-		key: (room) => [roomDate(ctx.state, room, by) ?? '', room.roomId],
+		key: (room) => [roomDate(ctx.state, room, ctx.variants) ?? '', room.roomId],
 		descending: sort === 'date-desc',
 	};
 	const page = paginate(rooms, ordering, pageCursor, pageSize);
-	return { status: 200, body: { ...page, data: page.data.map(view.room) } };
+	return { status: 200, body: { ...page, data: page.data.map((room) => roomRowTimesView(view.room(room), ctx.variants)) } };
 }
 
-/** The date a room sorts by under the variant `roomSort`. */
-function roomDate(state: SandboxState, room: ChatRoom, by: SandboxVariants['roomSort']): string | null | undefined {
-	if (by === 'lastStoryAt') return room.lastStoryAt;
-	if (by === 'createdAt') return room.createdAtDateTime;
-	if (by === 'lastSyncedAt') return room.lastSyncedAt;
-	return lastClientMessageAt(state, room);
+/** The date a room sorts by under the variant `roomSort`, as its row shows it: a service storing seconds sorts by seconds, ties by room id. */
+function roomDate(state: SandboxState, room: ChatRoom, variants: SandboxVariants): string | null | undefined {
+	const by = variants.roomSort;
+	if (by === 'lastStoryAt') return shownTime(room.lastStoryAt, variants);
+	if (by === 'createdAt') return shownCreatedAt(room, variants);
+	if (by === 'lastSyncedAt') return shownTime(room.lastSyncedAt, variants);
+	return shownTime(lastClientMessageAt(state, room), variants);
 }
 
 /** When a non-member (the client) last wrote in the room; an agency member's reply does not count. Stories are kept oldest first. */

@@ -18,6 +18,8 @@ import type {
 export const SEED_HISTORY_END_MS = Date.parse('2026-06-01T00:00:00.000Z');
 const DAY_MS = 86_400_000;
 const SEED_HISTORY_DAYS = 240;
+/** The first seeded room is created here. */
+export const SEED_HISTORY_START_MS = SEED_HISTORY_END_MS - SEED_HISTORY_DAYS * DAY_MS;
 
 const MEMBER_COUNT = 12;
 /** Rooms seeded unless `startSandbox({rooms})` says otherwise. */

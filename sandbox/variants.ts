@@ -17,6 +17,10 @@ export interface SandboxVariants {
 	unnamedQueryParameters: 'honoured' | 'ignored' | 'rejected';
 	/** Under which id a member appears as a marketplace user (room participants, message authors): its member uid or another id. */
 	authorIds: 'memberUid' | 'marketplaceUserId';
+	/** Precision of the room list's row times (`lastStoryAt`, `lastStory`'s times, `lastSyncedAt`, `createdAtDateTime`); stories keep milliseconds. */
+	roomRowTimes: 'milliseconds' | 'seconds';
+	/** Whether rooms show their own creation times, or all one (`together`: an import). */
+	roomCreation: 'spread' | 'together';
 }
 
 /** Every value of every field, the default first. */
@@ -27,6 +31,8 @@ const VARIANT_VALUES: { [F in keyof SandboxVariants]: ReadonlyArray<SandboxVaria
 	vendorProposalId: ['proposalUid', 'marketplaceId'],
 	unnamedQueryParameters: ['honoured', 'ignored', 'rejected'],
 	authorIds: ['memberUid', 'marketplaceUserId'],
+	roomRowTimes: ['milliseconds', 'seconds'],
+	roomCreation: ['spread', 'together'],
 };
 
 export const DEFAULT_VARIANTS: SandboxVariants = {
@@ -36,14 +42,16 @@ export const DEFAULT_VARIANTS: SandboxVariants = {
 	vendorProposalId: 'proposalUid',
 	unnamedQueryParameters: 'honoured',
 	authorIds: 'memberUid',
+	roomRowTimes: 'milliseconds',
+	roomCreation: 'spread',
 };
 
 /** Every value of every field at least once, the default first: run a test once per entry (readings combined). */
 export const ALL_VARIANTS: SandboxVariants[] = [
 	DEFAULT_VARIANTS,
-	{ roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'createdAtAsc', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'ignored', authorIds: 'marketplaceUserId' },
-	{ roomSort: 'createdAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId' },
-	{ roomSort: 'lastSyncedAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId' },
+	{ roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'createdAtAsc', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'ignored', authorIds: 'marketplaceUserId', roomRowTimes: 'seconds', roomCreation: 'spread' },
+	{ roomSort: 'createdAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId', roomRowTimes: 'seconds', roomCreation: 'together' },
+	{ roomSort: 'lastSyncedAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId', roomRowTimes: 'milliseconds', roomCreation: 'together' },
 ];
 
 export interface SingleReading {

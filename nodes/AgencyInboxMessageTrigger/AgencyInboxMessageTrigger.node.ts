@@ -2,6 +2,7 @@ import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, 
 import { NodeOperationError } from 'n8n-workflow';
 
 import { httpStatusOf } from '../shared/errors';
+import type { CanContinue } from '../shared/guardedPoll';
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
 import { triggerDescription } from '../shared/triggerDescription';
 import type { AgencyMember } from '../shared/roomPeople';
@@ -12,7 +13,7 @@ import { clientMessageItem } from './clientMessageItem';
 import { longFailureOf } from './failingRooms';
 import { messageTriggerProperties } from './description';
 import type { ClientMessage } from './pollMessages';
-import { bootstrapMessages, pollMessages } from './pollMessages';
+import { ACTIVATION_PAGING_MS, bootstrapMessages, pollMessages } from './pollMessages';
 import { PROPOSALS_NOT_READ } from './roomProposal';
 import type { MessageTriggerState } from './state';
 import { isOlderMessageState, loadMessageState, saveMessageState } from './state';
@@ -64,6 +65,13 @@ function proposalFetcher(context: IPollFunctions): FetchProposal {
 	};
 }
 
+/** The activation's paging stops at the poll's deadline or ACTIVATION_PAGING_MS from now, whichever comes first. */
+function activationDeadline(context: IPollFunctions): CanContinue {
+	const pollDeadline = pagingDeadline(context);
+	const endsAt = Date.now() + ACTIVATION_PAGING_MS;
+	return () => pollDeadline() && Date.now() < endsAt;
+}
+
 /** Fetch Test Event: the newest room whose last message is a client's, as that message (no proposal lookup). */
 async function sampleMessage(context: IPollFunctions): Promise<ClientMessage | undefined> {
 	const page = await roomsFetcher(context)(undefined);
@@ -109,7 +117,7 @@ export class AgencyInboxMessageTrigger implements INodeType {
 				load: loadMessageState,
 				save: saveMessageState,
 				isOlder: isOlderMessageState,
-				bootstrap: async () => await bootstrapMessages(fetchRooms, Date.now),
+				bootstrap: async () => await bootstrapMessages(fetchRooms, Date.now, activationDeadline(this)),
 				failureToShow: (state, lastShownAtMs, nowMs) => {
 					const failure = longFailureOf(state.failingRooms ?? {}, nowMs, lastShownAtMs);
 					return failure && new NodeOperationError(this.getNode(), failure.message, { description: failure.description });

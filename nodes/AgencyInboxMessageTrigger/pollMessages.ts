@@ -1,14 +1,18 @@
 import type { Mark } from '../shared/marks';
-import { higherMark, isAtOrBelow, timeOf } from '../shared/marks';
-import { pagesOf } from '../shared/pagination';
+import { higherMark, timeOf } from '../shared/marks';
+import type { CanContinue } from '../shared/guardedPoll';
+import type { PageRead } from '../shared/pagination';
+import { pagesOf, readListFrom } from '../shared/pagination';
 import type { AgencyMember } from '../shared/roomPeople';
 import { agencyMembersIn, isAgencyAuthor } from '../shared/roomPeople';
 import { FailingRooms, loadFailingRooms } from './failingRooms';
 import { evidenceAfterRead, lookBackOf, nextWindow, showsSyncSince } from './lateSync';
 import { readMessagesAfter } from './newMessages';
-import { inLastMessageOrder, lastActivityOf, mayStopBelow, showsSameTimes } from './roomListOrder';
+import { inLastMessageOrder, lastActivityOf, mayStopBelow, rowIsAtOrBelow, showsSameTimes } from './roomListOrder';
 import type { RoomProposalFinding, RoomProposalSources } from './roomProposal';
-import { RoomProposals } from './roomProposal';
+import type { ListEnd } from './roomSweep';
+import { listStateAfter, newSweep, withPoll } from './roomSweep';
+import { RoomProposals, WAIT_FOR_PROPOSALS } from './roomProposal';
 import type { MessageTriggerState, RoomMark } from './state';
 import { MAX_ROOMS_KEPT } from './state';
 import type { FetchRoomsPage, FetchStoriesPage, LoadMembers, Page, RoomRow, StoryRow } from './types';
@@ -37,9 +41,10 @@ export interface MessageSources extends RoomProposalSources {
 }
 
 /**
- * However the rows of each poll look, a poll reads every page when the last one that did is this long
- * ago: what an early stop leaves unread (a message that reached the service late, its room listed below
- * the rows a poll reads) is read then, and a contradiction it shows ends the early stops.
+ * However the rows of each poll look, a poll reads every page when the last sweep that did started this
+ * long ago: what an early stop leaves unread (a message that reached the service late, its room listed
+ * below the rows a poll reads) is read then, and a contradiction it shows ends the early stops until a
+ * sweep reads every page without one.
  */
 export const ALL_PAGES_AT_LEAST_EVERY_MS = 60 * 60_000;
 
@@ -76,7 +81,7 @@ function showsNoNewLast(room: RoomRow, mark: RoomMark | undefined, unmarkedLine:
 		const sameLast = lastShown === null || mark.last === lastShown;
 		return sameLast && (activity === null || timeOf(activity) <= timeOf(mark.at));
 	}
-	return activity !== null && unmarkedLine !== null && isAtOrBelow(unmarkedLine, lastShown ?? '', activity);
+	return activity !== null && unmarkedLine !== null && rowIsAtOrBelow(unmarkedLine, lastShown ?? '', activity);
 }
 
 /** Whether the row shows nothing the trigger has not read: no new last message, and no message synced since behind it (lateSync.ts). */
@@ -102,40 +107,87 @@ function roomsToKeep(rooms: Record<string, RoomMark>, forgotten: Mark | undefine
 /** Where a room without a mark that failed is read after when it recovers: the line of its first try (all its messages when that was null). */
 const EVERY_MESSAGE: Mark = { at: new Date(0).toISOString(), uids: [] };
 
+/** A read of pages of rooms: its rows, how it ended ('handled': at a page with a room with nothing new), and where to go on when cut. */
+interface PagesRead {
+	rows: RoomRow[];
+	end: 'end' | 'stop' | 'cut' | 'handled';
+	resumeAt?: string;
+}
+
 const rowsOf = (page: Page<RoomRow>) => (page.data ?? []).filter((room) => typeof room?.roomId === 'string');
 
 /**
- * The first poll: nothing that exists now is emitted. The history line is the newest message time of
- * the rows it read: every message written later has a time after it. It reads the first page and
- * further pages until the rows it read show that the rooms below hold nothing newer (the rule of
- * `mayStopBelow`), or to the end of the list: in an order other than the last message's, a room far
- * down may hold the newest message. After several pages it reads the list again from the top down to
- * a room whose row shows the times it showed before: a room that moved above the pages while they were
- * read (a new message, a re-sync) is above that one. A line of null: no room has a message.
+ * How long the activation pages through the room list. n8n awaits the activation's poll before it
+ * reports the workflow published, and n8n 2.41 fails a publication whose activation takes more than
+ * 84 s. The last page asked for within these 20 s may wait up to one rate-limit window (60 s) for the
+ * request budget: 20 + 60 s stays below the 84.
  */
-export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => number): Promise<MessageTriggerState> {
-	const startedAt = new Date(now()).toISOString();
+export const ACTIVATION_PAGING_MS = 20_000;
+
+/**
+ * The newest message time of the rows read: every message written later has a time after it. When the
+ * activation was cut, rooms it did not read may hold messages written before it but newer than those
+ * rows: then the line is the activation's start by n8n's clock, if later (docs/assumptions.md).
+ */
+function historyLineOf(rowsRead: RoomRow[], cutAtMs: number | undefined): Mark | null {
+	const newestRead = topOf(rowsRead);
+	if (cutAtMs === undefined) return newestRead ?? null;
+	return higherMark(newestRead, { at: new Date(cutAtMs).toISOString(), uids: [] });
+}
+
+/**
+ * The first poll: nothing that exists now is emitted. It reads the first page and further pages
+ * until the rows it read show that the rooms below hold nothing newer (the rule of `mayStopBelow`),
+ * or to the end of the list: in an order other than the last message's, a room far down may hold the
+ * newest message. After several pages it reads the list again from the top down to a room whose row
+ * shows the times it showed before: a room that moved above the pages while they were read (a new
+ * message, a re-sync) is above that one. The history line is the newest message time of the rows it
+ * read (null: no room has a message). It pages until `canContinue` says no (ACTIVATION_PAGING_MS):
+ * then the next polls go on with the list from where it stopped, as with a poll cut at its deadline,
+ * and the history line is at least its start (`historyLineOf`).
+ */
+export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => number, canContinue: CanContinue = () => true): Promise<MessageTriggerState> {
+	const startedAt = now();
 	const sweep: RoomRow[] = [];
+	let firstPageTop: Mark | undefined;
 	let pages = 0;
-	for await (const { page } of pagesOf(fetchRooms)) {
-		pages++;
-		sweep.push(...rowsOf(page));
+	let resumeAt: string | undefined;
+	for await (const { page, next } of pagesOf(fetchRooms)) {
+		const rows = rowsOf(page);
+		if (pages++ === 0) firstPageTop = topOf(rows);
+		sweep.push(...rows);
 		const top = topOf(sweep);
 		if (top && mayStopBelow([sweep], top)) break;
-	}
-	const reads = [sweep];
-	if (pages > 1) {
-		const seen = new Map(sweep.map((room) => [room.roomId, room]));
-		const again: RoomRow[] = [];
-		for await (const { page } of pagesOf(fetchRooms)) {
-			const rows = rowsOf(page);
-			again.push(...rows);
-			if (rows.some((room) => seen.has(room.roomId) && showsSameTimes(room, seen.get(room.roomId)!))) break;
+		if (next !== undefined && !canContinue()) {
+			resumeAt = next;
+			break;
 		}
-		reads.push(again);
 	}
-	const history = topOf(reads.flat()) ?? null;
-	return { seq: 1, history, floor: history, rooms: {}, listOutOfMessageOrder: !inLastMessageOrder(reads), allPagesReadAt: startedAt, proposals: {} };
+	const again = pages > 1 && resumeAt === undefined ? await readTopAgain(fetchRooms, sweep, canContinue) : undefined;
+	const reads = again ? [sweep, again.rows] : [sweep];
+	const cut = resumeAt !== undefined || again?.cut === true;
+	const history = historyLineOf(reads.flat(), cut ? startedAt : undefined);
+	const contradiction = !inLastMessageOrder(reads);
+	const begun: Pick<MessageTriggerState, 'allPagesReadAt' | 'sweep'> =
+		resumeAt === undefined ? { allPagesReadAt: new Date(startedAt).toISOString() } : { sweep: { cursor: resumeAt, ...newSweep(startedAt, firstPageTop), contradiction } };
+	return { seq: 1, history, floor: history, rooms: {}, mustReadAllPages: contradiction, ...begun, proposals: {} };
+}
+
+/**
+ * The list again from the top down to a room whose row shows the times it showed in `sweep`; `cut`:
+ * the deadline came first, so a room that moved above the pages while they were read may be unread.
+ */
+async function readTopAgain(fetchRooms: FetchRoomsPage, sweep: RoomRow[], canContinue: CanContinue): Promise<{ rows: RoomRow[]; cut: boolean }> {
+	const seen = new Map(sweep.map((room) => [room.roomId, room]));
+	const rows: RoomRow[] = [];
+	if (!canContinue()) return { rows, cut: true };
+	for await (const { page, next } of pagesOf(fetchRooms)) {
+		const pageRows = rowsOf(page);
+		rows.push(...pageRows);
+		if (pageRows.some((room) => seen.has(room.roomId) && showsSameTimes(room, seen.get(room.roomId)!))) break;
+		if (next !== undefined && !canContinue()) return { rows, cut: true };
+	}
+	return { rows, cut: false };
 }
 
 /**
@@ -149,16 +201,22 @@ export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => n
  * an order of the last message, so one below the rows an early stop reads is read by the poll that
  * reads every page (ALL_PAGES_AT_LEAST_EVERY_MS); it is no contradiction of that order.
  *
- * It stops paging before the end only on evidence from its own rows (`mayStopBelow`), only while no
- * poll of this activation has seen the list out of last-message order or a room below the floor with
- * an unread message (once seen, every poll reads every page), and not when no poll has read every page
- * for ALL_PAGES_AT_LEAST_EVERY_MS.
+ * It stops paging before the end only on evidence from its own rows (`mayStopBelow`), not while
+ * `mustReadAllPages` is set (a poll saw the list out of last-message order, or a room below the floor
+ * with an unread message, and no sweep has read every page without seeing either since), and not when
+ * no sweep has read every page for ALL_PAGES_AT_LEAST_EVERY_MS.
  *
- * A complete sweep raises the floor to the highest time on its first page: those rows were read at
- * one moment, and anything the sweep did not read got a message after it. A room that moved above the
- * cursor while the sweep paged is read by the next poll at the latest (it is above the floor then); a
- * sweep of several pages reads the first page again at the end to read it now, and keeps the floor
- * unless that page holds a room it has handled (every room that moved is above that one).
+ * A poll cut at its deadline leaves the sweep in progress (`state.sweep`): the next poll reads the top
+ * as usual (in an order that moves with messages, what is new shows there) and, once a page shows a
+ * room with nothing new (every room that moved since is above it), goes on from the saved cursor; a
+ * cursor the service refuses (400) starts the sweep again from the top. So a sweep of P pages, where a
+ * poll reads k, takes 1 + ceil((P - k) / (k - 1)) polls (each later poll spends a request on the top).
+ * A sweep complete (at its end, or at an early stop) raises the floor to the highest time on the
+ * first page of the poll that started it (roomSweep.ts): those rows were read at one moment, and
+ * anything the sweep did not read got a message after it. A room that moved above the cursor while the
+ * sweep paged is read by the next poll at the latest (it is above the floor then); a poll of several
+ * pages that completes a sweep reads the first page again at the end to read it now, and keeps the
+ * floor unless that page holds a room it has handled (every room that moved is above that one).
  *
  * A room whose read fails with a failure of its own (failingRooms.ts) holds back no other: it keeps
  * its mark and is retried with a backoff. The floor still rises past it: the failing rooms are kept by
@@ -166,7 +224,9 @@ export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => n
  * (which would make every later poll read ever deeper). In exchange a poll does not stop early while
  * a room due for its next try (below the longest backoff) has not shown its row; one at the longest
  * backoff is retried by the poll that reads every page, hourly. Its unread messages below the floor
- * are known, so they are no contradiction of the list's order either.
+ * are known, so they are no contradiction of the list's order either. A room due whose row a sweep
+ * that reached the end did not show counts as failed again: across the polls of a sweep, the ids of
+ * the failing rooms whose rows it saw are kept for that.
  */
 export async function pollMessages(state: MessageTriggerState, sources: MessageSources): Promise<MessagePollOutcome> {
 	const rooms = { ...state.rooms };
@@ -179,6 +239,7 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 	let members: AgencyMember[] | undefined;
 	let unreadLastMessage = false;
 	let sawUnreadBelowFloor = false;
+	const rowsRead = new Set<string>();
 
 	/** Reads one room's new messages, and its proposal where a client wrote; false when the room failed. */
 	async function readRoom(room: RoomRow, known: RoomMark | undefined): Promise<boolean> {
@@ -190,6 +251,12 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 		if (fromClients.length > 0) {
 			const proposal = await failing.attempt(room.roomId, async () => await proposals.of(room));
 			if (!proposal) return false;
+			if (proposal === WAIT_FOR_PROPOSALS) {
+				// The next poll reads the room again: its mark stays, and so does the floor.
+				failing.recovered(room.roomId);
+				unreadLastMessage = true;
+				return false;
+			}
 			const agencyMembers = agencyMembersIn(room, members ?? []);
 			for (const story of fromClients) messages.push({ room, story, proposal, agencyMembers });
 		}
@@ -217,6 +284,7 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 		let reachedHandled = false;
 		for (const room of rows) {
 			failing.rowRead(room.roomId);
+			rowsRead.add(room.roomId);
 			if (failing.isHeldBack(room.roomId)) continue;
 			const known = rooms[room.roomId];
 			if (showsNothingNew(room, known, unmarkedLine)) {
@@ -234,36 +302,68 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 		return { reachedHandled, outOfTime: false };
 	}
 
-	const sweep: RoomRow[] = [];
+	/** Whether this poll must read on to the list's end: no early stop, whatever its rows show. */
+	const mustReadOn = () => allPagesDue || state.mustReadAllPages || sawUnreadBelowFloor || failing.awaitsItsRow();
 	let firstPageTop: Mark | undefined;
 	let pages = 0;
-	let complete = false;
-	let readAllPages = false;
-	for await (const { page, next } of pagesOf(sources.fetchRooms)) {
-		const rows = rowsOf(page);
-		if (pages++ === 0) firstPageTop = topOf(rows);
-		sweep.push(...rows);
-		const read = await readRooms(rows);
-		if (read.outOfTime) break;
-		readAllPages = next === undefined;
-		const mayStop =
-			!allPagesDue && !state.listOutOfMessageOrder && !sawUnreadBelowFloor && !failing.awaitsItsRow() && state.floor !== null && mayStopBelow([sweep], state.floor);
-		if (mayStop || readAllPages) {
-			complete = true;
-			break;
+
+	/**
+	 * Reads pages of rooms from `pageCursor` (none: the top) until the list ends, the rows read show
+	 * that an early stop is safe, the deadline comes, or (`untilHandled`) a page shows a room with
+	 * nothing new. Cut in the middle of a page, it goes on from that page next time.
+	 */
+	async function readPages(pageCursor: string | undefined, list: AsyncGenerator<PageRead<Page<RoomRow>>>, untilHandled: boolean): Promise<PagesRead> {
+		const rows: RoomRow[] = [];
+		for await (const { page, next } of list) {
+			const pageRows = rowsOf(page);
+			if (pages++ === 0) firstPageTop = topOf(pageRows);
+			rows.push(...pageRows);
+			const read = await readRooms(pageRows);
+			if (read.outOfTime) return { rows, end: 'cut', resumeAt: pageCursor };
+			if (next === undefined) return { rows, end: 'end' };
+			if (!mustReadOn() && state.floor !== null && mayStopBelow([rows], state.floor)) return { rows, end: 'stop' };
+			if (!sources.canContinue()) return { rows, end: 'cut', resumeAt: next };
+			if (untilHandled && read.reachedHandled) return { rows, end: 'handled' };
+			pageCursor = next;
 		}
-		if (!sources.canContinue()) break;
+		return { rows, end: 'end' };
 	}
 
-	const reads = [sweep];
+	// The top first: in an order that moves with messages, what is new since the last poll shows there.
+	const saved = state.sweep;
+	const top = await readPages(undefined, pagesOf(sources.fetchRooms), saved !== undefined);
+	const reads = [top.rows];
+	let last: PagesRead = top;
+	let restarted = false;
+	if (saved && top.end === 'handled') {
+		// Every room that moved since the last poll is above the room with nothing new: on from the saved cursor.
+		last = await readListFrom(sources.fetchRooms, saved.cursor, async (list, restarts) => {
+			restarted = restarts > 0;
+			return await readPages(restarted ? undefined : saved.cursor, list, false);
+		});
+		reads.push(last.rows);
+	}
+	const goesOn = saved !== undefined && !restarted && (top.end === 'handled' || top.end === 'cut');
+
+	let complete = last.end === 'end' || last.end === 'stop';
 	if (complete && pages > 1) {
 		const again = rowsOf(await sources.fetchRooms(undefined));
 		reads.push(again);
 		complete = (await readRooms(again)).reachedHandled;
 	}
-	if (readAllPages) failing.notListed();
-	const floor = complete && !unreadLastMessage && firstPageTop ? higherMark(state.floor ?? undefined, firstPageTop) : state.floor;
-	const listOutOfMessageOrder = state.listOutOfMessageOrder || sawUnreadBelowFloor || !inLastMessageOrder(reads);
+	const contradiction = sawUnreadBelowFloor || !inLastMessageOrder(reads);
+	const failingRowsSeen = [...new Set([...(goesOn ? saved.failingRowsSeen : []), ...rowsRead])];
+	if (last.end === 'end') {
+		for (const roomId of failingRowsSeen) failing.rowRead(roomId);
+		failing.notListed();
+	}
+	const failingIds = failing.ids();
+	const sweep = withPoll(goesOn ? saved : newSweep(startedAt, firstPageTop), {
+		unreadLastMessage,
+		contradiction,
+		failingRowsSeen: failingRowsSeen.filter((roomId) => failingIds.has(roomId)),
+	});
+	const listEnd: ListEnd = last.end === 'end' || last.end === 'stop' ? { end: last.end } : { end: 'cut', resumeAt: goesOn && top.end === 'cut' ? saved.cursor : last.resumeAt };
 	messages.sort((a, b) => timeOf(a.story.createdAt) - timeOf(b.story.createdAt));
 	const notice = failing.notice();
 	if (notice) for (const message of messages) message.notice = notice;
@@ -271,10 +371,8 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 		state: {
 			seq: state.seq + 1,
 			history: state.history,
-			floor,
-			...roomsToKeep(rooms, state.forgotten, failing.ids()),
-			listOutOfMessageOrder,
-			...(readAllPages ? { allPagesReadAt: new Date(startedAt).toISOString() } : state.allPagesReadAt === undefined ? {} : { allPagesReadAt: state.allPagesReadAt }),
+			...roomsToKeep(rooms, state.forgotten, failingIds),
+			...listStateAfter(state, { sweep, listEnd, complete }),
 			...failing.state(),
 			proposals: await proposals.advance(),
 		},

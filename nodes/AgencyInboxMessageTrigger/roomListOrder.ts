@@ -5,7 +5,7 @@
  * listed above them, whichever of the rows' dates the list is sorted by.
  */
 import type { Mark } from '../shared/marks';
-import { timeOf } from '../shared/marks';
+import { isAtOrBelow, isWholeSecond, timeOf } from '../shared/marks';
 import type { RoomRow } from './types';
 
 /** The latest time the row shows for the room's messages; null when it shows none. */
@@ -13,6 +13,18 @@ export function lastActivityOf(room: RoomRow): string | null {
 	const times = [room.lastStoryAt, room.lastStory?.createdDateTime].filter((time): time is string => typeof time === 'string' && !Number.isNaN(timeOf(time)));
 	if (times.length === 0) return null;
 	return times.reduce((latest, time) => (timeOf(time) > timeOf(latest) ? time : latest));
+}
+
+/**
+ * Whether a line has taken a row's last message (its time and id): as `isAtOrBelow`, but a row time
+ * with whole seconds may stand for any moment of its second, so where the line lies in that second
+ * only the id tells.
+ */
+export function rowIsAtOrBelow(line: Mark, lastId: string, rowTime: string): boolean {
+	if (!isWholeSecond(rowTime)) return isAtOrBelow(line, lastId, rowTime);
+	const start = timeOf(rowTime);
+	const lineAt = timeOf(line.at);
+	return start + 1000 <= lineAt || (start <= lineAt && line.uids.includes(lastId));
 }
 
 /** A field of the row, or a field of an object the row holds: ['lastSyncedAt'], ['contract', 'createdDateTime']. */
@@ -78,14 +90,25 @@ export function inLastMessageOrder(reads: RoomRow[][]): boolean {
 	);
 }
 
+const isNonDecreasing = (ids: string[]) => ids.every((id, index) => index === 0 || ids[index - 1] <= id);
+
+/** Whether each read lists its rooms in the order of their ids, one way or the other: the usual tie-break of a sort. */
+const inRoomIdOrder = (reads: RoomRow[][]) =>
+	reads.every((rows) => {
+		const ids = rows.map((row) => row.roomId);
+		return isNonDecreasing(ids) || isNonDecreasing([...ids].reverse());
+	});
+
 /**
  * Whether a stop is safe should the list be sorted by the date at `path`. A date the rows read are not
  * in order of cannot be the list's order. One they are: rooms below the stop row have it no later
  * than the stop row, so the stop is safe if a new message moves it up (on every row read it is at or
  * after the last message) and the stop row's is below the floor. A date that is the same on every row
- * read and that a message does not move (rooms created at one moment) could order the list only by its
- * tie-break, and shows nothing; the same date on every row that is after every message (a page of
- * rooms re-synced at one moment) is checked like any other.
+ * read and that a message does not move (rooms created at one moment) orders the list, if it does,
+ * only by its tie-break: rows in the order of their room ids may be in that order and in the last
+ * message's only by chance, so they show nothing; rows in another order show it is not the room id.
+ * The same date on every row that is after every message (a page of rooms re-synced at one moment) is
+ * checked like any other.
  */
 function stopIsSafeIfSortedBy(path: DatePath, reads: RoomRow[][], stopRow: RoomRow, floor: Mark): boolean {
 	if (!reads.every((rows) => isNonIncreasing(rows.map((row) => timeAt(row, path))))) return true;
@@ -95,7 +118,7 @@ function stopIsSafeIfSortedBy(path: DatePath, reads: RoomRow[][], stopRow: RoomR
 		return last === null || timeAt(row, path) >= timeOf(last);
 	});
 	const sameOnEveryRow = new Set(rows.map((row) => timeAt(row, path))).size === 1;
-	if (!movesWithMessages) return sameOnEveryRow;
+	if (!movesWithMessages) return sameOnEveryRow && !inRoomIdOrder(reads);
 	return timeAt(stopRow, path) < timeOf(floor.at);
 }
 

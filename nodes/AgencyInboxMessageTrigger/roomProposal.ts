@@ -4,12 +4,16 @@
  * the trigger keeps an index of the agency's proposals by `chatRoomId` (proposalIndex.ts), read with
  * the `updatedSince` procedure: one full pass, at most MAX_PAGES_PER_POLL pages a poll, from the first
  * poll after the activation's (n8n awaits that one before it reports the workflow published); then, in a poll that found client messages, one sweep of the changes since the last one (one request
- * in the usual case) before the index answers. Where it cannot answer (still reading, a failed read,
- * the room's proposals dropped to keep the state small) the room's `vendorProposal.id` is looked up and
- * taken only where the service confirms it as this room's; otherwise the item has no proposal, and its
- * notice says why.
+ * in the usual case) before the index answers. A poll that finds a client message while the full pass
+ * goes on reads the pass on first (its share of pages); where the pass is still not through, the room's
+ * `vendorProposal.id` is looked up and taken only where the service confirms it as this room's, and
+ * otherwise the message waits for the pass (at most WAIT_FOR_PASS_AT_MOST_MS from the pass's start):
+ * the first message after an activation carries its proposal whatever the room's ids are. Where the
+ * index cannot answer otherwise (a failed read, the room's proposals dropped to keep the state small)
+ * the item has the confirmed proposal or none, and its notice says why.
  */
 import type { CanContinue } from '../shared/guardedPoll';
+import { timeOf } from '../shared/marks';
 import type { FetchProposalPage } from '../shared/proposalSweep';
 import { sweepProposals } from '../shared/proposalSweep';
 import { sweepSinceWatermark } from '../shared/proposalWatermark';
@@ -60,6 +64,14 @@ export interface RoomProposalSources {
 
 /** Most pages of the proposal list a poll reads: the full pass and a backlog of changes spread over polls, so messages are not held up. */
 export const MAX_PAGES_PER_POLL = 10;
+/**
+ * Longest a client message waits for the full pass, from the pass's start, where nothing else tells its
+ * room's proposal: 30 polls a minute apart read 300 pages (30,000 proposals at 100 a page). Past it the
+ * message goes out without, and its notice says why: a list that cannot be read holds back no message for ever.
+ */
+export const WAIT_FOR_PASS_AT_MOST_MS = 30 * 60_000;
+/** What `of` answers for a message that waits for the full pass. */
+export const WAIT_FOR_PROPOSALS = 'wait for the proposal list';
 /** Most lookups kept; past it the oldest are dropped (looked up again when their room gets a message). */
 export const MAX_PROPOSAL_LOOKUPS = 500;
 /** Longest failure text kept for the notice. */
@@ -101,6 +113,8 @@ export class RoomProposals {
 	/** Whether this poll brought the index up to date; a reason why not otherwise; undefined before it tried. */
 	private upToDate: true | string | undefined;
 
+	private passEndedThisPoll = false;
+
 	constructor(
 		stored: RoomProposalsState,
 		private readonly sources: RoomProposalSources,
@@ -117,16 +131,25 @@ export class RoomProposals {
 		return true;
 	}
 
-	/** What the item of a client message in `room` says of its proposals. */
-	async of(room: RoomRow): Promise<RoomProposalFinding> {
-		const index = this.index;
-		if (!index || index.pass) {
-			const progress = index?.pass ? `about ${index.pass.read} of ${index.pass.total ?? 'all'} read` : 'none read yet';
-			const failed = index?.failure ? `; the last read failed: ${index.failure}` : '';
-			return await this.fallback(room, `The trigger is still reading the agency's proposals to find each room's (${progress}; ${MAX_PAGES_PER_POLL} pages a poll${failed}), so room.proposals is null.`);
+	/**
+	 * What the item of a client message in `room` says of its proposals, or WAIT_FOR_PROPOSALS: the
+	 * message should wait for the full pass (the room is read again by the next poll).
+	 */
+	async of(room: RoomRow): Promise<RoomProposalFinding | typeof WAIT_FOR_PROPOSALS> {
+		const index = (this.index ??= newProposalIndex(new Date(this.sources.now())));
+		if (index.pass) await this.readPassNoting(index, index.pass);
+		if (index.pass) {
+			const failed = index.failure ? `; the last read failed: ${index.failure}` : '';
+			const progress = `about ${index.pass.read} of ${index.pass.total ?? 'all'} read; ${MAX_PAGES_PER_POLL} pages a poll${failed}`;
+			const finding = await this.fallback(room, `The trigger is still reading the agency's proposals to find each room's (${progress}), so room.proposals is null.`);
+			return finding.proposal === null && this.mayWaitForPass(index) ? WAIT_FOR_PROPOSALS : finding;
 		}
 		this.upToDate ??= await this.readChanges(index);
-		if (this.upToDate !== true) return await this.fallback(room, this.upToDate);
+		if (this.upToDate !== true) {
+			// The pass ended in this poll and took its pages: the next poll reads the changes since its start first.
+			if (this.passEndedThisPoll && this.mayWaitForPass(index)) return WAIT_FOR_PROPOSALS;
+			return await this.fallback(room, this.upToDate);
+		}
 		const known = roomInIndex(index, room.roomId);
 		if (!known.known) {
 			return await this.fallback(
@@ -150,15 +173,25 @@ export class RoomProposals {
 	async advance(): Promise<RoomProposalsState> {
 		this.index ??= newProposalIndex(new Date(this.sources.now()));
 		const index = this.index;
-		try {
-			if (index.pass) await this.readPass(index, index.pass);
-			else if (index.since.pending && this.upToDate === undefined) await this.readChanges(index);
-		} catch (error) {
-			index.failure = failureText(error);
-		}
+		if (index.pass) await this.readPassNoting(index, index.pass);
+		else if (index.since.pending && this.upToDate === undefined) await this.readChanges(index);
 		// Lookups are kept only while the full pass goes on: later, a room the index dropped is looked up
 		// afresh in each poll it gets a message (its proposal may have moved since).
 		return { index, ...(index.pass && Object.keys(this.lookups).length > 0 ? { lookups: this.lookups } : {}) };
+	}
+
+	/** The full pass read on; a failure is noted for the notice, and the next poll tries again. */
+	private async readPassNoting(index: ProposalIndexState, pass: NonNullable<ProposalIndexState['pass']>): Promise<void> {
+		try {
+			await this.readPass(index, pass);
+		} catch (error) {
+			index.failure = failureText(error);
+		}
+	}
+
+	/** Whether a message may still wait for the pass: it started (the clock noted before it, rule 5) less than WAIT_FOR_PASS_AT_MOST_MS ago. */
+	private mayWaitForPass(index: ProposalIndexState): boolean {
+		return this.sources.now() - timeOf(index.since.watermark.at) < WAIT_FOR_PASS_AT_MOST_MS;
 	}
 
 	/** Rule 5's full pass, resumed where the last poll stopped; a stale cursor (400) starts it over (in sweepProposals). */
@@ -169,6 +202,7 @@ export class RoomProposals {
 		delete index.failure;
 		if (sweep.complete) {
 			delete index.pass;
+			this.passEndedThisPoll = true;
 			return;
 		}
 		index.pass = { cursor: sweep.nextCursor, read: (sweep.restarted ? 0 : pass.read) + sweep.records.length, total: sweep.total ?? pass.total };

@@ -39,13 +39,19 @@ export interface MessageTriggerState {
 	/** The rooms read since the activation, the most recent ones. */
 	rooms: Record<string, RoomMark>;
 	/**
-	 * Whether a poll since the activation saw the room list out of last-message order, or a room below
-	 * the floor with a message the trigger had not read: then no poll of this activation stops early.
-	 * Never reset while the state lives.
+	 * Whether a sweep must read every page before early stops are trusted again: set when a poll saw the
+	 * room list out of last-message order, or a room below the floor with a message the trigger had not
+	 * read; cleared by a sweep (one poll or several, see `sweep`) that read every page and whose pages
+	 * showed neither. Stored as `listOutOfMessageOrder` before it could be cleared; loaded from that.
 	 */
-	listOutOfMessageOrder: boolean;
-	/** When a poll last read every page of the list, or the activation (ISO); absent (a state stored before it existed): the next poll does. */
+	mustReadAllPages: boolean;
+	/**
+	 * When the last sweep that read every page of the list started (ISO), or the activation that did;
+	 * absent (an activation cut at its deadline, a state stored before it existed): the next poll reads on.
+	 */
 	allPagesReadAt?: string;
+	/** A read of the list that a poll's (or the activation's) deadline cut: the next polls go on with it. */
+	sweep?: SweepInProgress;
 	/**
 	 * Rooms whose last read failed, by room id (failingRooms.ts): held back until their next try, their
 	 * marks kept as they were. Absent when none fails (and in a state stored before it existed).
@@ -53,6 +59,25 @@ export interface MessageTriggerState {
 	failingRooms?: Record<string, FailingRoom>;
 	/** The rooms' proposals: the index by chatRoomId and the lookups made while the full pass goes on (roomProposal.ts). */
 	proposals: RoomProposalsState;
+}
+
+/**
+ * A read of the room list cut at a poll's deadline, to go on with from where it stopped: rooms past
+ * what one poll can read are reached by the next polls instead of never.
+ */
+export interface SweepInProgress {
+	/** meta.nextCursor of the last page read: where the sweep goes on. */
+	cursor: string;
+	/** When the poll (or activation) that started it did (ISO): `allPagesReadAt` once it reaches the end. */
+	startedAt: string;
+	/** The top of the list's first page when it started: the floor once it is complete. Absent: that page had no message time. */
+	firstPageTop?: Mark;
+	/** Whether a room it read left its last message unread: then it raises no floor. */
+	unreadLastMessage: boolean;
+	/** Whether its pages showed a contradiction (see `mustReadAllPages`): then it clears none. */
+	contradiction: boolean;
+	/** The failing rooms whose rows it saw: with the rows of the poll that ends it, which rows the list holds. */
+	failingRowsSeen: string[];
 }
 
 /** Most rooms kept; past it the rooms whose newest message read is oldest are dropped (see `forgotten`). */
@@ -63,14 +88,32 @@ const isRoomMark = (value: unknown): value is RoomMark =>
 
 const isMarkOrNull = (value: unknown): value is Mark | null => value === null || isMark(value);
 
+const isTime = (value: unknown): value is string => typeof value === 'string' && !Number.isNaN(Date.parse(value));
+
+/** A stored sweep in progress, checked; one that does not check out is dropped (the next poll starts from the top). */
+function isSweep(value: unknown): value is SweepInProgress {
+	const sweep = value as SweepInProgress | undefined;
+	return (
+		typeof sweep?.cursor === 'string' &&
+		sweep.cursor !== '' &&
+		isTime(sweep.startedAt) &&
+		(sweep.firstPageTop === undefined || isMark(sweep.firstPageTop)) &&
+		typeof sweep.unreadLastMessage === 'boolean' &&
+		typeof sweep.contradiction === 'boolean' &&
+		Array.isArray(sweep.failingRowsSeen) &&
+		sweep.failingRowsSeen.every((roomId) => typeof roomId === 'string')
+	);
+}
+
 /**
  * The stored state, or undefined before the first poll. A state stored before the history line
  * existed (it had `roomsMoveOnMessages`) takes its floor for the history line: it then vouched that
  * every message before it was emitted or history. Its `roomsMoveOnMessages` is dropped, not trusted:
- * whether a poll may stop early is shown again by each poll's own rows.
+ * whether a poll may stop early is shown again by each poll's own rows. A state stored before
+ * `mustReadAllPages` had `listOutOfMessageOrder`, the same flag.
  */
 export function loadMessageState(staticData: IDataObject): MessageTriggerState | undefined {
-	const stored = staticData.messages as unknown as (Partial<MessageTriggerState> & { roomsMoveOnMessages?: unknown }) | undefined;
+	const stored = staticData.messages as unknown as (Partial<MessageTriggerState> & { roomsMoveOnMessages?: unknown; listOutOfMessageOrder?: unknown }) | undefined;
 	if (!stored || typeof stored.seq !== 'number' || stored.floor === undefined || !isMarkOrNull(stored.floor)) return undefined;
 	const history = stored.history !== undefined && isMarkOrNull(stored.history) ? stored.history : stored.floor;
 	const rooms = Object.fromEntries(
@@ -85,8 +128,9 @@ export function loadMessageState(staticData: IDataObject): MessageTriggerState |
 		...(isMark(stored.forgotten) ? { forgotten: stored.forgotten } : {}),
 		floor: stored.floor,
 		rooms,
-		listOutOfMessageOrder: stored.listOutOfMessageOrder === true,
-		...(typeof stored.allPagesReadAt === 'string' && !Number.isNaN(Date.parse(stored.allPagesReadAt)) ? { allPagesReadAt: stored.allPagesReadAt } : {}),
+		mustReadAllPages: stored.mustReadAllPages === true || stored.listOutOfMessageOrder === true,
+		...(isTime(stored.allPagesReadAt) ? { allPagesReadAt: stored.allPagesReadAt } : {}),
+		...(isSweep(stored.sweep) ? { sweep: stored.sweep } : {}),
 		...(Object.keys(failingRooms).length > 0 ? { failingRooms } : {}),
 		proposals: loadRoomProposals(stored.proposals),
 	};

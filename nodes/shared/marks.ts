@@ -12,6 +12,12 @@ export function timeOf(iso: string): number {
 	return Date.parse(iso);
 }
 
+/**
+ * Whether a time names no moment below the second (no digits there, or zeros): a service storing whole
+ * seconds shows its times so, and such a time may stand for any moment of that second.
+ */
+export const isWholeSecond = (iso: string): boolean => timeOf(iso) % 1000 === 0;
+
 function compareToMark(mark: Mark, updatedAt: string): number {
 	return Math.sign(timeOf(updatedAt) - timeOf(mark.at));
 }

@@ -38,6 +38,8 @@ const NON_DEFAULT_VARIANTS: SandboxVariants = {
 	vendorProposalId: 'marketplaceId',
 	unnamedQueryParameters: 'rejected',
 	authorIds: 'marketplaceUserId',
+	roomRowTimes: 'seconds',
+	roomCreation: 'together',
 };
 const INVITATION_STATES = ['pending', 'accepted', 'declined'] as const;
 /** The seed's rooms come first in the sandbox's list; rooms opened later follow. */

@@ -40,6 +40,8 @@ describe('sandbox readings of what the spec leaves open', () => {
 			'unnamedQueryParameters=ignored',
 			'unnamedQueryParameters=rejected',
 			'authorIds=marketplaceUserId',
+			'roomRowTimes=seconds',
+			'roomCreation=together',
 		]);
 		for (const { label, variants } of others) {
 			const [field, value] = label.split('=');
@@ -385,6 +387,42 @@ describe('sandbox readings of what the spec leaves open', () => {
 			await setVariants({ authorIds: 'memberUid' });
 			expect((await storiesOf(stored.roomId))[0]).toMatchObject({ storyId: written.storyId, userId: member.uid });
 			expect((await rooms()).find((r: any) => r.roomId === stored.roomId).lastStory.user.id).toBe(member.uid);
+		});
+	});
+
+	describe('roomRowTimes and roomCreation', () => {
+		const WHOLE_SECOND = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+		const toWholeSecond = (iso: string) => `${iso.slice(0, 19)}Z`;
+		const stored = (roomId: string) => suite.sandbox.state.rooms.find((room) => room.roomId === roomId)!;
+
+		test('seconds: every time of a row cut to its second, the list sorted by the cut times (ties by room id); stories keep milliseconds', async () => {
+			const [first, second] = suite.sandbox.state.rooms.slice(20, 22).map((room) => room.roomId);
+			await change({ kind: 'clientMessage', roomId: first });
+			const newest = await change({ kind: 'clientMessage', roomId: second });
+			await setVariants({ roomRowTimes: 'seconds' });
+			const listed = await rooms();
+			for (const row of listed) {
+				const room = stored(row.roomId);
+				expect(row).toMatchObject({
+					lastStoryAt: toWholeSecond(room.lastStoryAt!),
+					lastSyncedAt: toWholeSecond(room.lastSyncedAt!),
+					createdAtDateTime: toWholeSecond(room.createdAtDateTime),
+					lastStory: { createdDateTime: toWholeSecond(room.lastStory!.createdDateTime!) },
+				});
+				expect(row.lastStoryAt).toMatch(WHOLE_SECOND);
+			}
+			const sortKey = (row: any) => `${row.lastStoryAt}|${row.roomId}`;
+			expect(listed.map(sortKey)).toEqual(listed.map(sortKey).sort().reverse());
+			expect((await storiesOf(second))[0]).toMatchObject({ storyId: newest.storyId, createdAt: newest.createdAt });
+			expect(newest.createdAt).not.toMatch(WHOLE_SECOND);
+		});
+
+		test('together: every room shows one creation time, so under roomSort=createdAt the list is in order of the room ids', async () => {
+			await setVariants({ roomCreation: 'together', roomSort: 'createdAt' });
+			const listed = await rooms();
+			expect(new Set(listed.map((row: any) => row.createdAtDateTime)).size).toBe(1);
+			expect(listed.map((row: any) => row.roomId)).toEqual(suite.sandbox.state.rooms.map((room) => room.roomId).sort().reverse());
+			expect(stored(listed[0].roomId).createdAtDateTime).not.toBe(listed[0].createdAtDateTime); // the data keeps its own
 		});
 	});
 

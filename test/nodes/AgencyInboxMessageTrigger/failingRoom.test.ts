@@ -267,7 +267,7 @@ describe('Agency Inbox Message Trigger: one failing room holds back no other', (
 		const hourly = tries.slice(6);
 		expect(hourly.length).toBeGreaterThanOrEqual(1);
 		expect(hourly.length).toBeLessThanOrEqual(2);
-		expect(messageState(trigger)?.listOutOfMessageOrder).toBe(false);
+		expect(messageState(trigger)?.mustReadAllPages).toBe(false);
 
 		// An idle poll that is not the hourly one reads one page of rooms, though the failing room's row is on the second.
 		later(MINUTE_MS);

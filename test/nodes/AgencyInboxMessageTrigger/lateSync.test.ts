@@ -9,10 +9,10 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { AgencyInboxMessageTrigger } from '../../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
 import { ALL_PAGES_AT_LEAST_EVERY_MS } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
-import { resetProcessMemory } from '../../../nodes/shared/processMemory';
 import { DEFAULT_VARIANTS, SINGLE_READINGS, startSandbox, type SandboxVariants } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
 import { sandboxControl } from '../../helpers/sandboxControl';
+import { sandboxPerSuite } from '../../helpers/sandboxPerSuite';
 import { untilProposalsRead } from './roomProposalsHelpers';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
@@ -31,20 +31,7 @@ async function withDateAt<T>(nowMs: number, run: () => Promise<T>): Promise<T> {
 	}
 }
 
-function setUp(variants: SandboxVariants) {
-	const context = { sandbox: undefined as unknown as Sandbox };
-	beforeAll(async () => {
-		context.sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: PAGE_SIZE, maxPageSize: PAGE_SIZE, variants });
-	});
-	afterAll(async () => {
-		await context.sandbox.close();
-	});
-	beforeEach(async () => {
-		resetProcessMemory();
-		await control(context.sandbox, 'POST', 'reset');
-	});
-	return context;
-}
+const setUp = (variants: SandboxVariants) => sandboxPerSuite({ requestsPerMinute: 0, pageSize: PAGE_SIZE, maxPageSize: PAGE_SIZE, variants });
 
 const control = (sandbox: Sandbox, method: string, path: string, body?: unknown) => sandboxControl<{ data: IDataObject }>(sandbox.origin, method, path, body);
 const change = async <T = IDataObject>(sandbox: Sandbox, body: IDataObject) => (await control(sandbox, 'POST', 'changes', body)).data as T;
@@ -65,8 +52,13 @@ function newTrigger(sandbox: Sandbox) {
 	});
 }
 
-/** An agency member's reply in some room, read by a poll (it emits nothing: not a client's). */
+/**
+ * An agency member's reply in some room, read by a poll (it emits nothing: not a client's). The
+ * proposal list is read through first: where a room's id names no proposal, a client message waits
+ * for it (roomProposals.test.ts), and these tests are about when a late message arrives.
+ */
 async function replyRead(sandbox: Sandbox, trigger: TriggerWorkflow): Promise<{ roomId: string; storyId: string; createdAt: string }> {
+	await untilProposalsRead(trigger);
 	const reply = await change<{ roomId: string; storyId: string; createdAt: string }>(sandbox, { kind: 'agencyMessage', text: 'Here is the estimate.' });
 	expect(await trigger.poll()).toBeNull();
 	return reply;

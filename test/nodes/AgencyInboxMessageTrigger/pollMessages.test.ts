@@ -122,8 +122,11 @@ describe('what the rows show about the list order (roomListOrder.ts)', () => {
 
 		it('not where the rows are in order of creation too: the list may be sorted by creation, which no message moves', () => {
 			expect(mayStopBelow([[row('a', 9, { created: 3 }), row('b', 5, { created: 2 }), row('c', 2, { created: 1 })]], floorAt(6))).toBe(false);
-			// Rooms created at one moment: that date orders nothing.
-			expect(mayStopBelow([[row('a', 9, { created: 0 }), row('b', 5, { created: 0 }), row('c', 2, { created: 0 })]], floorAt(6))).toBe(true);
+			// Rooms created at one moment: sorted by that date, the list is in the order of its tie-break. Rows in
+			// the order of their room ids may be in that order (and in the last message's by chance); rows in another are not.
+			expect(mayStopBelow([[row('a', 9, { created: 0 }), row('b', 5, { created: 0 }), row('c', 2, { created: 0 })]], floorAt(6))).toBe(false);
+			expect(mayStopBelow([[row('c', 9, { created: 0 }), row('b', 5, { created: 0 }), row('a', 2, { created: 0 })]], floorAt(6))).toBe(false);
+			expect(mayStopBelow([[row('b', 9, { created: 0 }), row('a', 5, { created: 0 }), row('c', 2, { created: 0 })]], floorAt(6))).toBe(true);
 		});
 
 		it('under a date that moves with each message (a sync time), only where the last row read has it below the floor', () => {
@@ -246,12 +249,15 @@ describe('the early stop, on evidence from each poll', () => {
 		write('e', 'e2', 32);
 		const underCreation = await poll();
 		expect(underCreation.emitted).toEqual(['b2', 'e2']);
-		expect(underCreation.state.listOutOfMessageOrder).toBe(true);
+		expect(underCreation.state.mustReadAllPages).toBe(true);
 		service.sortBy = 'lastStoryAt';
 		write('c', 'c2', 33);
-		expect((await poll()).emitted).toEqual(['c2']);
-		// Once seen out of order, every poll of the activation reads every page.
-		expect((await poll()).pages).toBe(4);
+		// Seen out of order: the next poll reads every page; its pages are in last-message order again.
+		const backInOrder = await poll();
+		expect(backInOrder).toMatchObject({ emitted: ['c2'], pages: 4 });
+		expect(backInOrder.state.mustReadAllPages).toBe(false);
+		// So early stops are back.
+		expect((await poll()).pages).toBe(1);
 	});
 
 	it('a message that reached the service late (written before the floor) in a room read before and in one never read: both arrive, and no poll stops early any more', async () => {
@@ -263,13 +269,13 @@ describe('the early stop, on evidence from each poll', () => {
 		write('e', 'e-late', 20, 31);
 		const late = await poll();
 		expect(late.emitted).toEqual(['e-late']);
-		expect(late.state.listOutOfMessageOrder).toBe(true);
+		expect(late.state.mustReadAllPages).toBe(true);
 		// Room a, never read since the activation, gets a message written at 25: read after the history line, not the floor.
 		write('a', 'a-late', 25, 32);
 		expect((await poll()).emitted).toEqual(['a-late']);
 	});
 
-	it(`a message synced late into a room below the pages a poll reads: read by the first poll ${ALL_PAGES_AT_LEAST_EVERY_MS / 60_000} minutes after the last one that read every page; no early stop after it`, async () => {
+	it(`a message synced late into a room below the pages a poll reads: read by the first poll ${ALL_PAGES_AT_LEAST_EVERY_MS / 60_000} minutes after the last one that read every page; early stops return after a poll that reads every page without a contradiction`, async () => {
 		const { clock, write, poll } = inbox('lastStoryAt');
 		await poll();
 		write('f', 'f2', 30);
@@ -282,17 +288,19 @@ describe('the early stop, on evidence from each poll', () => {
 		clock.ms += ALL_PAGES_AT_LEAST_EVERY_MS;
 		const hourLater = await poll();
 		expect(hourLater.emitted).toEqual(['c-late']);
-		expect(hourLater.state.listOutOfMessageOrder).toBe(true);
-		expect((await poll()).pages).toBe(4);
+		expect(hourLater.state.mustReadAllPages).toBe(true);
 		// Synced late but written before the activation (its history line is minute 15): history, never emitted.
 		write('b', 'b-history', 14, 33);
-		expect(await poll()).toMatchObject({ emitted: [], pages: 4 });
+		const noContradiction = await poll();
+		expect(noContradiction).toMatchObject({ emitted: [], pages: 4 });
+		expect(noContradiction.state.mustReadAllPages).toBe(false);
+		expect((await poll()).pages).toBe(1);
 	});
 
 	it('a state stored before this version (roomsMoveOnMessages) enables no stop: a list in order of creation is read to its end', async () => {
 		const { service, write, poll, setState } = inbox('createdAtDateTime');
 		const activated = (await poll()).state;
-		const stored = { ...activated, history: undefined, listOutOfMessageOrder: undefined, roomsMoveOnMessages: true };
+		const stored = { ...activated, history: undefined, mustReadAllPages: undefined, roomsMoveOnMessages: true };
 		setState(loadMessageState({ messages: stored as never })!);
 		write('a', 'a2', 30);
 		const polled = await poll();
@@ -300,6 +308,16 @@ describe('the early stop, on evidence from each poll', () => {
 		expect(polled.pages).toBe(4);
 		expect(polled.state).not.toHaveProperty('roomsMoveOnMessages');
 		expect(service.sortBy).toBe('createdAtDateTime');
+	});
+
+	it('a state stored with listOutOfMessageOrder (before it could be cleared) loads it as mustReadAllPages; a stored sweep without a cursor is dropped', async () => {
+		const { poll } = inbox('lastStoryAt');
+		const activated = (await poll()).state;
+		const sweepWithoutCursor = { startedAt: at(0), unreadLastMessage: false, contradiction: false, failingRowsSeen: [] };
+		const stored = { ...activated, mustReadAllPages: undefined, listOutOfMessageOrder: true, sweep: sweepWithoutCursor };
+		const loaded = loadMessageState({ messages: stored as never })!;
+		expect(loaded.mustReadAllPages).toBe(true);
+		expect(loaded).not.toHaveProperty('sweep');
 	});
 });
 
