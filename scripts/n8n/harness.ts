@@ -654,23 +654,46 @@ export async function setPublished(n8n: RunningN8n, workflowId: string, publishe
 	await setPublishedAt(n8n.url, n8n.restHeaders, workflowId, published);
 }
 
-async function setPublishedAt(url: string, headers: Record<string, string>, workflowId: string, published: boolean): Promise<void> {
-	const call = async (method: string, route: string, body?: object) => {
-		// Publishing or unpublishing twice is the same as once.
-		const response = await fetchFromN8n(`${url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) }, true);
-		if (!response.ok) throw new Error(`${method} /rest/workflows/${workflowId}${route}: ${response.status} ${await response.text()}`);
-		return ((await response.json()) as { data: { versionId?: string; status?: PublicationStatus['status'] } }).data;
-	};
+/**
+ * Publishes workflows one click at a time, as a user does, then waits for all of them: n8n 2.41 checks
+ * a workflow's node parameters when asked to publish it, and that check once failed for a node of one
+ * workflow ("Error validating node parameters") while eight were asked for at the same moment.
+ */
+export async function publishOneByOne(n8n: RunningN8n, workflowIds: string[]): Promise<void> {
+	for (const workflowId of workflowIds) await askToSetPublished(n8n.url, n8n.restHeaders, workflowId, true);
+	await Promise.all(workflowIds.map((workflowId) => untilPublished(n8n.url, n8n.restHeaders, workflowId, true)));
+}
+
+async function workflowCall(url: string, headers: Record<string, string>, workflowId: string, method: string, route: string, body?: object) {
+	// Publishing or unpublishing twice is the same as once.
+	const response = await fetchFromN8n(`${url}/rest/workflows/${workflowId}${route}`, { method, headers, body: body && JSON.stringify(body) }, true);
+	if (!response.ok) throw new Error(`${method} /rest/workflows/${workflowId}${route}: ${response.status} ${await response.text()}`);
+	return ((await response.json()) as { data: { versionId?: string; status?: PublicationStatus['status'] } }).data;
+}
+
+/** The editor's Publish (of the workflow's current version) or Unpublish click. */
+async function askToSetPublished(url: string, headers: Record<string, string>, workflowId: string, published: boolean): Promise<void> {
 	if (published) {
-		const { versionId } = await call('GET', '');
-		await call('POST', '/activate', { versionId });
+		const { versionId } = await workflowCall(url, headers, workflowId, 'GET', '');
+		await workflowCall(url, headers, workflowId, 'POST', '/activate', { versionId });
 	} else {
-		await call('POST', '/deactivate', {});
+		await workflowCall(url, headers, workflowId, 'POST', '/deactivate', {});
 	}
+}
+
+/**
+ * Waits until n8n says the workflow is (un)published. n8n awaits each trigger's activation (a polling
+ * trigger's first poll): minutes on a busy machine, within the publication lease this harness gives
+ * n8n (N8N_WORKFLOW_PUBLICATION_OUTBOX_LEASE_SECONDS).
+ */
+async function untilPublished(url: string, headers: Record<string, string>, workflowId: string, published: boolean): Promise<void> {
 	const wanted = published ? 'published' : 'not_published';
-	// n8n awaits each trigger's activation (a polling trigger's first poll): minutes on a busy machine,
-	// within the publication lease this harness gives n8n (N8N_WORKFLOW_PUBLICATION_OUTBOX_LEASE_SECONDS).
-	await waitUntil(async () => (await call('GET', '/publication-status')).status === wanted, 600_000, `workflow ${workflowId} to be ${wanted}`);
+	await waitUntil(async () => (await workflowCall(url, headers, workflowId, 'GET', '/publication-status')).status === wanted, 600_000, `workflow ${workflowId} to be ${wanted}`);
+}
+
+async function setPublishedAt(url: string, headers: Record<string, string>, workflowId: string, published: boolean): Promise<void> {
+	await askToSetPublished(url, headers, workflowId, published);
+	await untilPublished(url, headers, workflowId, published);
 }
 
 interface CollectedOutput {

@@ -41,7 +41,7 @@ import {
 	triggerWebhooks,
 	type WorkflowNode,
 } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, setPublished, startN8n, unpublishWorkflow, type RunJson, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { ensureN8n, publishOneByOne, setPublished, startN8n, unpublishWorkflow, type RunJson, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { proposalsOfRoom } from '../nodes/AgencyInboxMessageTrigger/roomProposalsHelpers';
@@ -218,7 +218,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 	/** Publishes workflows for the running test (afterEach unpublishes them). */
 	async function publishForTest(ids: string[]): Promise<void> {
 		for (const id of ids) publishedByTest.add(id);
-		await Promise.all(ids.map((id) => setPublished(n8n!, id, true)));
+		await publishOneByOne(n8n!, ids);
 	}
 
 	/**
@@ -508,6 +508,18 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 				await proposalChange({ kind: 'viewed', proposalUid: others[3].proposal.uid });
 				await until(nothingMissing, fromMs, made);
 				steps['wave 2 and every reply arrived'] = Date.now() - stepAt;
+
+				// Wave 3: a client message synced late, written a second before the agency's message in the
+				// new room that the Message Triggers (the CRM's and the polling auto-reply's) read since.
+				stepAt = Date.now();
+				const readNewRoomSince = async (fromAt: number) =>
+					(await sandboxGet<RequestLogEntry[]>('requests')).filter((request) => request.apiKey === N8N_KEY && request.status === 200 && request.path.endsWith(`/rooms/${newRoom}/stories`) && Date.parse(request.at) >= fromAt).length;
+				const agencyInNewRoomAt = Math.max(...sandbox.state.stories[newRoom].map((story) => Date.parse(story.createdAt)));
+				await waitFor('both Message Triggers reading the new room after the agency message', () => readNewRoomSince(agencyInNewRoomAt), (reads) => reads >= 2);
+				const late = await change<{ roomId: string }>({ kind: 'lateClientMessage', roomId: newRoom, beforeLastByMs: 1_000 });
+				made.webhookMessages.push(late.roomId);
+				await until(nothingMissing, fromMs, made);
+				steps['wave 3, a late sync, arrived'] = Date.now() - stepAt;
 
 				await sleep(SETTLE_MS);
 				const found = await compare(fromMs, made);
