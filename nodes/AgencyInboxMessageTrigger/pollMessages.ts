@@ -1,6 +1,5 @@
 import type { Mark } from '../shared/marks';
 import { higherMark, timeOf } from '../shared/marks';
-import type { CanContinue } from '../shared/guardedPoll';
 import type { PageRead } from '../shared/pagination';
 import { pagesOf, readListFrom } from '../shared/pagination';
 import type { AgencyMember } from '../shared/roomPeople';
@@ -8,7 +7,7 @@ import { agencyMembersIn, isAgencyAuthor } from '../shared/roomPeople';
 import { FailingRooms, loadFailingRooms } from './failingRooms';
 import { evidenceAfterRead, lookBackOf, nextWindow, showsSyncSince } from './lateSync';
 import { readMessagesAfter } from './newMessages';
-import { inLastMessageOrder, lastActivityOf, mayStopBelow, rowIsAtOrBelow, showsSameTimes } from './roomListOrder';
+import { inLastMessageOrder, lastActivityOf, lastStoryIdOf, mayStopBelow, rowIsAtOrBelow, rowsOf, topOf } from './roomListOrder';
 import type { RoomProposalFinding, RoomProposalSources } from './roomProposal';
 import type { ListEnd } from './roomSweep';
 import { listStateAfter, newSweep, withPoll } from './roomSweep';
@@ -47,19 +46,6 @@ export interface MessageSources extends RoomProposalSources {
  * sweep reads every page without one.
  */
 export const ALL_PAGES_AT_LEAST_EVERY_MS = 60 * 60_000;
-
-const lastStoryIdOf = (room: RoomRow) => room.lastStoryId ?? room.lastStory?.storyId ?? null;
-
-/** The highest activity of a page of rooms, with the last message ids at that time. */
-function topOf(rooms: RoomRow[]): Mark | undefined {
-	let top: Mark | undefined;
-	for (const room of rooms) {
-		const at = lastActivityOf(room);
-		const id = lastStoryIdOf(room);
-		if (at !== null) top = higherMark(top, { at, uids: id === null ? [] : [id] });
-	}
-	return top;
-}
 
 /** The line a room without a mark is read after: the history line, or the highest mark dropped since. */
 function unmarkedLineOf(state: Pick<MessageTriggerState, 'history' | 'forgotten'>): Mark | null {
@@ -112,82 +98,6 @@ interface PagesRead {
 	rows: RoomRow[];
 	end: 'end' | 'stop' | 'cut' | 'handled';
 	resumeAt?: string;
-}
-
-const rowsOf = (page: Page<RoomRow>) => (page.data ?? []).filter((room) => typeof room?.roomId === 'string');
-
-/**
- * How long the activation pages through the room list. n8n awaits the activation's poll before it
- * reports the workflow published, and n8n 2.41 fails a publication whose activation takes more than
- * 84 s. The last page asked for within these 20 s may wait up to one rate-limit window (60 s) for the
- * request budget: 20 + 60 s stays below the 84.
- */
-export const ACTIVATION_PAGING_MS = 20_000;
-
-/**
- * The newest message time of the rows read: every message written later has a time after it. When the
- * activation was cut, rooms it did not read may hold messages written before it but newer than those
- * rows: then the line is the activation's start by n8n's clock, if later (docs/assumptions.md).
- */
-function historyLineOf(rowsRead: RoomRow[], cutAtMs: number | undefined): Mark | null {
-	const newestRead = topOf(rowsRead);
-	if (cutAtMs === undefined) return newestRead ?? null;
-	return higherMark(newestRead, { at: new Date(cutAtMs).toISOString(), uids: [] });
-}
-
-/**
- * The first poll: nothing that exists now is emitted. It reads the first page and further pages
- * until the rows it read show that the rooms below hold nothing newer (the rule of `mayStopBelow`),
- * or to the end of the list: in an order other than the last message's, a room far down may hold the
- * newest message. After several pages it reads the list again from the top down to a room whose row
- * shows the times it showed before: a room that moved above the pages while they were read (a new
- * message, a re-sync) is above that one. The history line is the newest message time of the rows it
- * read (null: no room has a message). It pages until `canContinue` says no (ACTIVATION_PAGING_MS):
- * then the next polls go on with the list from where it stopped, as with a poll cut at its deadline,
- * and the history line is at least its start (`historyLineOf`).
- */
-export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => number, canContinue: CanContinue = () => true): Promise<MessageTriggerState> {
-	const startedAt = now();
-	const sweep: RoomRow[] = [];
-	let firstPageTop: Mark | undefined;
-	let pages = 0;
-	let resumeAt: string | undefined;
-	for await (const { page, next } of pagesOf(fetchRooms)) {
-		const rows = rowsOf(page);
-		if (pages++ === 0) firstPageTop = topOf(rows);
-		sweep.push(...rows);
-		const top = topOf(sweep);
-		if (top && mayStopBelow([sweep], top)) break;
-		if (next !== undefined && !canContinue()) {
-			resumeAt = next;
-			break;
-		}
-	}
-	const again = pages > 1 && resumeAt === undefined ? await readTopAgain(fetchRooms, sweep, canContinue) : undefined;
-	const reads = again ? [sweep, again.rows] : [sweep];
-	const cut = resumeAt !== undefined || again?.cut === true;
-	const history = historyLineOf(reads.flat(), cut ? startedAt : undefined);
-	const contradiction = !inLastMessageOrder(reads);
-	const begun: Pick<MessageTriggerState, 'allPagesReadAt' | 'sweep'> =
-		resumeAt === undefined ? { allPagesReadAt: new Date(startedAt).toISOString() } : { sweep: { cursor: resumeAt, ...newSweep(startedAt, firstPageTop), contradiction } };
-	return { seq: 1, history, floor: history, rooms: {}, mustReadAllPages: contradiction, ...begun, proposals: {} };
-}
-
-/**
- * The list again from the top down to a room whose row shows the times it showed in `sweep`; `cut`:
- * the deadline came first, so a room that moved above the pages while they were read may be unread.
- */
-async function readTopAgain(fetchRooms: FetchRoomsPage, sweep: RoomRow[], canContinue: CanContinue): Promise<{ rows: RoomRow[]; cut: boolean }> {
-	const seen = new Map(sweep.map((room) => [room.roomId, room]));
-	const rows: RoomRow[] = [];
-	if (!canContinue()) return { rows, cut: true };
-	for await (const { page, next } of pagesOf(fetchRooms)) {
-		const pageRows = rowsOf(page);
-		rows.push(...pageRows);
-		if (pageRows.some((room) => seen.has(room.roomId) && showsSameTimes(room, seen.get(room.roomId)!))) break;
-		if (next !== undefined && !canContinue()) return { rows, cut: true };
-	}
-	return { rows, cut: false };
 }
 
 /**

@@ -5,14 +5,30 @@
  * listed above them, whichever of the rows' dates the list is sorted by.
  */
 import type { Mark } from '../shared/marks';
-import { isAtOrBelow, isWholeSecond, timeOf } from '../shared/marks';
-import type { RoomRow } from './types';
+import { higherMark, isAtOrBelow, isWholeSecond, timeOf } from '../shared/marks';
+import type { Page, RoomRow } from './types';
 
 /** The latest time the row shows for the room's messages; null when it shows none. */
 export function lastActivityOf(room: RoomRow): string | null {
 	const times = [room.lastStoryAt, room.lastStory?.createdDateTime].filter((time): time is string => typeof time === 'string' && !Number.isNaN(timeOf(time)));
 	if (times.length === 0) return null;
 	return times.reduce((latest, time) => (timeOf(time) > timeOf(latest) ? time : latest));
+}
+
+/** The rows of a page of rooms that name a room. */
+export const rowsOf = (page: Page<RoomRow>) => (page.data ?? []).filter((room) => typeof room?.roomId === 'string');
+
+export const lastStoryIdOf = (room: RoomRow) => room.lastStoryId ?? room.lastStory?.storyId ?? null;
+
+/** The highest activity of rows of rooms, with the last message ids at that time. */
+export function topOf(rooms: RoomRow[]): Mark | undefined {
+	let top: Mark | undefined;
+	for (const room of rooms) {
+		const at = lastActivityOf(room);
+		const id = lastStoryIdOf(room);
+		if (at !== null) top = higherMark(top, { at, uids: id === null ? [] : [id] });
+	}
+	return top;
 }
 
 /**

@@ -19,7 +19,8 @@ import {
 	SHOWN_AS_FAILED_AT_MOST_EVERY_MS,
 } from '../../../nodes/AgencyInboxMessageTrigger/failingRooms';
 import type { MessageSources } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
-import { ALL_PAGES_AT_LEAST_EVERY_MS, bootstrapMessages, pollMessages } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
+import { bootstrapMessages } from '../../../nodes/AgencyInboxMessageTrigger/activation';
+import { ALL_PAGES_AT_LEAST_EVERY_MS, pollMessages } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
 import { loadMessageState, MAX_ROOMS_KEPT } from '../../../nodes/AgencyInboxMessageTrigger/state';
 import type { RoomRow, StoryRow } from '../../../nodes/AgencyInboxMessageTrigger/types';
 import { toNodeApiError } from '../../../nodes/shared/errors';

@@ -5,7 +5,8 @@
  * a new sandbox), a state stored by an earlier version, and more rooms than the trigger keeps.
  */
 import type { MessageSources } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
-import { ALL_PAGES_AT_LEAST_EVERY_MS, bootstrapMessages, pollMessages, showsNothingNew } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
+import { bootstrapMessages } from '../../../nodes/AgencyInboxMessageTrigger/activation';
+import { ALL_PAGES_AT_LEAST_EVERY_MS, pollMessages, showsNothingNew } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
 import { inLastMessageOrder, lastActivityOf, mayStopBelow, otherDatesOf, showsSameTimes } from '../../../nodes/AgencyInboxMessageTrigger/roomListOrder';
 import type { MessageTriggerState } from '../../../nodes/AgencyInboxMessageTrigger/state';
 import { loadMessageState, MAX_ROOMS_KEPT } from '../../../nodes/AgencyInboxMessageTrigger/state';

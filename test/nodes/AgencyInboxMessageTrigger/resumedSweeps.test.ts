@@ -10,7 +10,7 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { AgencyInboxMessageTrigger } from '../../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
-import { ACTIVATION_PAGING_MS } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
+import { ACTIVATION_PAGING_MS } from '../../../nodes/AgencyInboxMessageTrigger/activation';
 import { resetProcessMemory } from '../../../nodes/shared/processMemory';
 import { DEFAULT_VARIANTS, startSandbox, type SandboxVariants } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
