@@ -21,7 +21,7 @@ import { runInNewContext } from 'node:vm';
 import { ObservableObject, type IDataObject } from 'n8n-workflow';
 
 import { DELIVERY_MEMORY_MS, DeliveryLog, MAX_REMEMBERED_DELIVERIES } from '../nodes/AgencyInboxTrigger/deliveryLog';
-import { STORE_ENTRIES } from '../nodes/AgencyInboxTrigger/onceOnly';
+import { STORE_ENTRIES } from '../nodes/AgencyInboxTrigger/onceOnly/storeLine';
 import { SELECTED_N8N_VERSION, captureOutput, readInstallation, runtimeEnv } from '../scripts/n8n/install';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -34,7 +34,7 @@ const WARM_UP_DELIVERIES = 200;
 /** Where the trigger keeps its memory: `getWorkflowStaticData('node')` is `staticData['node:<node name>']`. */
 export const TRIGGER_NODE_NAME = 'Agency Inbox Trigger';
 const NODE_KEY = `node:${TRIGGER_NODE_NAME}`;
-/** The trigger's static data key (MEMORY_KEY in onceOnly.ts). */
+/** The trigger's static data key (MEMORY_KEY in onceOnly/triggerMemory.ts). */
 export const DELIVERY_LOG_KEY = 'acceptedDeliveries';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

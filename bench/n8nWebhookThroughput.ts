@@ -31,7 +31,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { STORE_ENTRIES } from '../nodes/AgencyInboxTrigger/onceOnly';
+import { STORE_ENTRIES } from '../nodes/AgencyInboxTrigger/onceOnly/storeLine';
 import { startSandbox } from '../sandbox';
 import { NODE_TYPES, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, triggerWebhooks } from '../scripts/n8n/agencyInbox';
 import { webhookTriggerSource, writeCommunityPackage } from '../scripts/n8n/generatedPackage';

@@ -13,7 +13,10 @@ import { releaseNode } from '../shared/processMemory';
 import { assertReadyToReceive } from './activation';
 import { deliveryFromRequest, type WebhookRequest } from './delivery';
 import { isEventSelected } from './envelope';
-import { acceptDelivery, claimRuns, registerTrigger, urlEnding, type WatchedResponse } from './onceOnly';
+import { acceptDelivery } from './onceOnly/acceptance';
+import type { WatchedResponse } from './onceOnly/answerWatch';
+import { claimRuns } from './onceOnly/claimRuns';
+import { registerTrigger, urlEnding } from './onceOnly/listeningSessions';
 import { isServiceSender } from './senderAllowlist';
 import { verifyWithCredential } from './signingSecret';
 
@@ -188,7 +191,7 @@ export class AgencyInboxTrigger implements INodeType {
 		return { workflowData: [[{ json: acceptance.item }]] };
 	}
 
-	/** The first step of the run a delivery started: the run goes on only if it is the delivery's one run (onceOnly.ts). */
+	/** The first step of the run a delivery started: the run goes on only if it is the delivery's one run (onceOnly/claimRuns.ts). */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return [await claimRuns(this, this.getInputData())];
 	}

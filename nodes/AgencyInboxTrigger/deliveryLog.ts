@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 /**
- * A compact memory of delivery ids: a data structure only (onceOnly.ts decides what goes in and where
+ * A compact memory of delivery ids: a data structure only (onceOnly/ decides what goes in and where
  * it is kept).
  *
  * What it must cover: the service retries a delivery whose 200 got lost 5 s, 5 min, 30 min, 2 h, 5 h

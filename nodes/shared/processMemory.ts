@@ -10,7 +10,7 @@
  * `resetProcessMemory` empties every store at once (tests).
  *
  * The stores, each stated where it is made: signing keys (signingSecret.ts), accepted delivery ids and
- * claims and the listening sessions at the Test URL (onceOnly.ts), each polling node's last hand-over
+ * claims and the listening sessions at the Test URL (onceOnly/triggerMemory.ts, onceOnly/listeningSessions.ts), each polling node's last hand-over
  * (guardedPoll.ts), run order (runOrder.ts), request budgets (transport.ts), parameters the service
  * refused (serviceClient.ts). `processMemoryStores()` lists them with their entries.
  */

@@ -369,7 +369,8 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				const data = { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } };
 				delivery.deliveryId = (await postJson<{ messageId: string }>(`${sandbox.origin}/_sandbox/events`, { type: 'chat.message.sent', data, endpointId: endpoint.id })).messageId;
 			}
-			await waitFor('the other two replies', () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.filter((delivery) => counts.has(delivery.deliveryId)).length === 2);
+			const repliedFirst = await waitFor('the other two replies', () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.filter((delivery) => counts.has(delivery.deliveryId)).length === 2);
+			const heldDelivery = deliveries.find((delivery) => !repliedFirst.has(delivery.deliveryId))!;
 			const held = await waitFor('the held run', async () => (await allExecutionsOf(WORKFLOWS.burst)).slice(0, -before || undefined).filter((execution) => execution.status === 'running'), (found) => found.length === 1);
 			const workerName = await waitFor('the worker of the held run', async () => (await workerOf(held))[0], (name) => name !== undefined);
 			const worker = topology!.workers.find((candidate) => candidate.name === workerName)!;
@@ -383,6 +384,11 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const ended = (await allExecutionsOf(WORKFLOWS.burst)).find((execution) => execution.id === held[0].id);
 			figures['the killed run'] = ended?.status;
 			expect(ended?.status).not.toBe('success');
+			// What the service saw of the cut delivery: no 200 before the run that had its effect, and the
+			// re-deliveries meanwhile answered 409 (its run was taken for running until n8n gave the job up).
+			const attempts = (await sandboxGet<Array<{ messageId: string; status?: number; error?: string }>>(sandbox, 'deliveries')).filter((attempt) => attempt.messageId === heldDelivery.deliveryId);
+			figures['the cut delivery, as the service saw each attempt'] = attempts.map((attempt) => attempt.status ?? attempt.error);
+			expect({ last: attempts.at(-1)?.status, earlier200: attempts.slice(0, -1).filter((attempt) => attempt.status === 200).length, any409: attempts.some((attempt) => attempt.status === 409) }).toEqual({ last: 200, earlier200: 0, any409: true });
 		});
 	});
 

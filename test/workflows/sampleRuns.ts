@@ -13,7 +13,7 @@ import { AgencyInbox } from '../../nodes/AgencyInbox/AgencyInbox.node';
 import { AgencyInboxMessageTrigger } from '../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
 import { AgencyInboxProposalTrigger } from '../../nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node';
 import { AgencyInboxTrigger } from '../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
-import { onceOnlyTiming } from '../../nodes/AgencyInboxTrigger/onceOnly';
+import { queueClaimTiming } from '../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim';
 import { resetProcessMemory } from '../../nodes/shared/processMemory';
 import { startSandbox, type Sandbox, type SandboxVariants } from '../../sandbox';
 import { loadSampleWorkflows, NODE_TYPES } from '../../scripts/n8n/agencyInbox';
@@ -181,7 +181,7 @@ export async function triggerItems(trigger: TriggerWorkflow, delivery: Delivery)
 }
 
 // A webhook run reads n8n's deduplication store back after this long (a second in n8n), as the trigger's own tests shorten it.
-onceOnlyTiming.settleMs = 20;
+queueClaimTiming.settleMs = 20;
 
 /** The sample's webhook trigger node as a TriggerWorkflow that keeps its static data between deliveries. */
 export function sampleWebhookTrigger(sample: Sample, name: string, sandbox: Sandbox): TriggerWorkflow {

@@ -1,5 +1,5 @@
 /** The trigger through n8n-core's WebhookContext and HookContext, with real raw bodies. */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { HookContext } from 'n8n-core';
@@ -8,7 +8,7 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { processMemoryStores } from '../../../nodes/shared/processMemory';
 import { pipelineTiming } from '../../../nodes/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
-import { onceOnlyTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly';
+import { queueClaimTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim';
 import { deduplicationStore } from '../../helpers/deduplicationStore';
 import type { TriggerWorkflow } from '../../helpers/engine';
 import { newSigningSecret, signDelivery } from './signedDeliveries';
@@ -42,9 +42,8 @@ function signedRequest(body: string, secret = productionSecret, options?: { id?:
 	return signDelivery(secret, body, options);
 }
 
-// A run reads n8n's deduplication store back after this long (a second in n8n), and a hung-up answer is checked this often.
-onceOnlyTiming.settleMs = 20;
-onceOnlyTiming.answerCheckMs = 10;
+// A run reads n8n's deduplication store back after this long (a second in n8n).
+queueClaimTiming.settleMs = 20;
 
 describe('Agency Inbox Trigger: deliveries', () => {
 	it.each(Object.keys(payloads) as EventType[])('starts one run for an enveloped %s with {event, deliveryId, timestamp, payload}', async (type) => {
@@ -150,6 +149,35 @@ describe('Agency Inbox Trigger: acknowledged once its run ended, one run per del
 		answerAfterRun(response, run);
 		await waitFor(async () => (await deliver(trigger, retryOf('msg_hung_up'))).status === 200, 'a retry of the hung-up delivery answered 200');
 		expect(await deliver(trigger, retryOf('msg_hung_up'))).toMatchObject({ status: 200, items: undefined });
+	});
+
+	it('learns that the run ended when the sender hung up before webhook() was called (a busy n8n), on a real Node response', async () => {
+		const trigger = triggerWith({}, secrets, {}, 'hung-up-early');
+		const request = signedRequest(body, productionSecret, { id: 'msg_hung_up_early' });
+		// A loopback server hands its response to webhook() only once the sender has gone: 'close' fired before.
+		let accepted: Promise<{ response: ServerResponse; items: INodeExecutionData[] }> | undefined;
+		const server = createServer((_incoming, response) => {
+			accepted = new Promise((resolve) =>
+				response.once('close', async () => resolve({ response, items: (await receive(trigger, request, response as never)).workflowData![0] })),
+			);
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		try {
+			const sender = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(200) });
+			await expect(sender).rejects.toThrow();
+			await waitFor(async () => accepted !== undefined, 'the request reached the server');
+			const { response, items } = await accepted!;
+			expect(response.closed).toBe(true);
+			const run = await trigger.runStartedBy(items);
+			expect(deduplicationStore().holdsAny(trigger.workflow, trigger.node, ['msg_hung_up_early open'])).toBe(true);
+			// n8n ends the response once the run ended, though nobody listens: the open entry goes.
+			answerAfterRun(response as never, run);
+			await waitFor(async () => !deduplicationStore().holdsAny(trigger.workflow, trigger.node, ['msg_hung_up_early open']), 'the open entry removed from the store');
+			trigger.savedStaticData = {};
+			expect(await deliver(trigger, retryOf('msg_hung_up_early'))).toMatchObject({ status: 200, items: undefined, message: 'Delivery already run; no second run' });
+		} finally {
+			server.close();
+		}
 	});
 
 	it('runs a delivery again after a crash cut its run (never answered): the re-delivery reaches the next node', async () => {

@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import type { IDataObject, IRun, IWebhookResponseData } from 'n8n-workflow';
 
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
-import { onceOnlyTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly';
+import { queueClaimTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim';
 import { type CredentialData, TriggerWorkflow } from '../../helpers/engine';
 
 export interface RequestInput {
@@ -68,6 +68,8 @@ export class RecordedResponse extends EventEmitter {
 	end(body = '') {
 		this.body = body;
 		this.writableEnded = true;
+		// Node emits 'prefinish' at the end whether the sender still listens or not; 'finish' only when it does.
+		this.emit('prefinish');
 		if (!this.hungUp) {
 			this.writableFinished = true;
 			this.emit('finish');
@@ -152,8 +154,8 @@ export function triggerWith(parameters: IDataObject, credentials: CredentialData
 export function inAnotherProcess(trigger: TriggerWorkflow): TriggerWorkflow {
 	jest.isolateModules(() => {
 		const { AgencyInboxTrigger: InAnotherProcess } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node')>('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node');
-		const { onceOnlyTiming: itsTiming } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/onceOnly')>('../../../nodes/AgencyInboxTrigger/onceOnly');
-		Object.assign(itsTiming, onceOnlyTiming);
+		const { queueClaimTiming: itsTiming } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim')>('../../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim');
+		Object.assign(itsTiming, queueClaimTiming);
 		trigger.useNodeType(new InAnotherProcess());
 	});
 	return trigger;

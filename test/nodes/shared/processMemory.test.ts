@@ -6,7 +6,7 @@ import { HookContext } from 'n8n-core';
 
 import { AgencyInboxInvitationTrigger } from '../../../nodes/AgencyInboxInvitationTrigger/AgencyInboxInvitationTrigger.node';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
-import { registerTrigger } from '../../../nodes/AgencyInboxTrigger/onceOnly';
+import { registerTrigger } from '../../../nodes/AgencyInboxTrigger/onceOnly/listeningSessions';
 import { longestPollGapMs, pollMemoryKeptMs } from '../../../nodes/shared/guardedPoll';
 import { processMemoryStores, processMemoryTiming, processStore, releaseNode, resetProcessMemory, type StoreRules } from '../../../nodes/shared/processMemory';
 import { startSandbox } from '../../../sandbox';
