@@ -9,8 +9,9 @@ import { startSandbox, type Sandbox } from '../../sandbox';
 import { NODE_TYPES, everyOperation, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
 import { ensureN8n, type CredentialToImport, type RunJson, type WorkflowToImport } from '../../scripts/n8n/harness';
 import type { QueueProcess, QueueTopology } from '../../scripts/n8n/queue';
-import { deliverAsTheService } from '../../scripts/n8n/signedWebhook';
+import { deliverAsTheService, signedDelivery } from '../../scripts/n8n/signedWebhook';
 import { ALREADY_RUN, burstDeliveries, burstReplyWorkflow, eachTwiceShuffled, expectOneReplyEach, notExactlyOnce, postBurst, repliesPerDelivery, retried } from '../e2e/bursts';
+import { startRoundRobinBalancer } from './roundRobinBalancer';
 import { SOAK, finishedExecutions, getJson, getN8nJson, listExecutions, postJson, sleep, waitFor, type ExecutionSummary } from '../e2e/support';
 import { busiestMinute, type RequestLogEntry } from '../../sandbox/core';
 import { SETUP_TIMEOUT_MS, WORKER_NAMES, credentialRef, crmNode, n8nVersion, nodeId, pollingToCrm, startQueueForTests, workersThatRan, type QueueForTests } from './support';
@@ -38,6 +39,10 @@ const SENT_MESSAGE = 'Hello from the queue-mode test';
 const RATE_LIMITED_PAGES = 15;
 /** Webhook process restarts right behind 4 overlapping runs: 2 in CI, 5 in the weekly soak (each restart costs tens of CPU seconds). */
 const RESTART_ROUNDS = SOAK ? 5 : 2;
+/** The same delivery at two webhook processes at once: 10 trials in CI, 20 in the weekly soak (the run that loses fails after about 8 s). */
+const SAME_MOMENT_TRIALS = SOAK ? 20 : 10;
+/** What n8n answers a run that stopped because a live process runs the same delivery (the trigger's error, the service retries). */
+const HELD_ELSEWHERE = 500;
 
 
 /** A resource locator set by ID, as the editor saves it. */
@@ -251,9 +256,17 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 
 	describe('webhook trigger in the webhook process', () => {
 		const triggerUrl = (webhookProcess: QueueProcess) => `${webhookProcess.current.url}/webhook/${TRIGGER_WEBHOOK_ID}/webhook`;
+		const deliveryData = (id: string) => ({ proposal: { uid: 'prop-0001' }, message: { text: id }, chat: { id: 'room-001' } });
+		/** As the service delivers: again on its schedule (at 1/20) after an error, until a 200. */
 		const deliver = async (webhookProcess: QueueProcess, id: string, type = 'chat.message.sent', secret = sandbox.signingSecret) => {
-			const { status, body } = await deliverAsTheService(triggerUrl(webhookProcess), secret, type, { proposal: { uid: 'prop-0001' }, message: { text: id }, chat: { id: 'room-001' } }, id);
+			const { status, body } = await deliverAsTheService(triggerUrl(webhookProcess), secret, type, deliveryData(id), id);
 			return { status, message: body.message };
+		};
+		/** One attempt only: what the service hears first. */
+		const deliverOnce = async (webhookProcess: QueueProcess, id: string) => {
+			const request = signedDelivery(triggerUrl(webhookProcess), sandbox.signingSecret, 'chat.message.sent', deliveryData(id), id);
+			const response = await fetch(triggerUrl(webhookProcess), { method: 'POST', headers: { 'content-type': 'application/json', ...request.headers }, body: request.body });
+			return { status: response.status, message: ((await response.json().catch(() => ({}))) as { message?: string }).message };
 		};
 		const runs = () => executionsOf(WORKFLOWS.webhookTrigger);
 		const crmRowsFor = async (id: string) => (await sandboxGet<Array<{ uid: string }>>(sandbox, 'crm')).filter((row) => row.uid === `delivery:${id}`).length;
@@ -311,17 +324,19 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				expect(await Promise.all(overlapping.map((id) => deliver(webhookProcess, id)))).toEqual(overlapping.map(() => ({ status: 200, message: undefined })));
 				await waitFor('the 4 runs', runs, (executions) => finishedExecutions(executions).length === before + 4);
 				await webhookProcess.restart();
-				const answers = await Promise.all(overlapping.map((id) => deliver(webhookProcess, id)));
-				expect(answers.every((answer) => answer.status === 200)).toBe(true);
+				// "Already run", or (the static data lost its id: runs overlapping on two workers each saved without
+				// the others') a run that fails at the trigger, its worker holding the delivery: never a 200 without a run.
+				const answers = await Promise.all(overlapping.map((id) => deliverOnce(webhookProcess, id)));
+				expect(answers.filter((answer) => !(answer.status === 200 && answer.message === ALREADY_RUN) && answer.status !== HELD_ELSEWHERE)).toEqual([]);
 				startedAgain += answers.filter((answer) => answer.message !== ALREADY_RUN).length;
 				await sleep(5_000);
 				for (const id of overlapping) rows[id] = await crmRowsFor(id);
 			}
-			figures[`re-delivered after a restart right behind 4 overlapping runs, ${RESTART_ROUNDS} rounds`] = { runsStartedAgain: `${startedAgain} of 20`, reachedTheNextNodeAgain: Object.values(rows).filter((count) => count > 1).length };
+			figures[`re-delivered after a restart right behind 4 overlapping runs, ${RESTART_ROUNDS} rounds`] = { runsStartedAgainAndFailedAtTheTrigger: `${startedAgain} of ${RESTART_ROUNDS * 4}`, reachedTheNextNodeAgain: Object.values(rows).filter((count) => count > 1).length };
 			expect(Object.entries(rows).filter(([, count]) => count !== 1)).toEqual([]);
 		});
 
-		it('with two webhook processes: one after the other, the second refuses; at the same moment, one run reaches the next node (20 trials)', async () => {
+		it(`with two webhook processes: one after the other, the second refuses; at the same moment, one run reaches the next node and the other's fails (${SAME_MOMENT_TRIALS} trials)`, async () => {
 			const startedAt = Date.now();
 			const second = await topology!.addWebhookProcess();
 			timings['second webhook process start'] = Date.now() - startedAt;
@@ -342,28 +357,34 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			// At the same moment, with both workers idle: both processes accept, each worker starts a run.
 			const rows: Record<string, number> = {};
 			let runsStarted = 0;
-			for (let trial = 1; trial <= 20; trial++) {
+			const answered: Record<string, number> = {};
+			for (let trial = 1; trial <= SAME_MOMENT_TRIALS; trial++) {
 				const id = `msg_queue_together_${trial}`;
 				const beforeTrial = (await runs()).length;
-				const both = await Promise.all([deliver(first, id), deliver(second, id)]);
-				expect(both.map((answer) => answer.status)).toEqual([200, 200]);
+				const both = await Promise.all([deliverOnce(first, id), deliverOnce(second, id)]);
+				// One 200 from the run that reached the next node; the other "already run" (200) or its run failed at the trigger.
+				for (const answer of both) answered[answer.message === ALREADY_RUN ? 'already run' : String(answer.status)] = (answered[answer.message === ALREADY_RUN ? 'already run' : String(answer.status)] ?? 0) + 1;
+				expect(both.filter((answer) => answer.status === 200 && answer.message !== ALREADY_RUN)).toHaveLength(1);
+				expect(both.filter((answer) => answer.status !== 200 && answer.status !== HELD_ELSEWHERE)).toEqual([]);
 				const accepted = both.filter((answer) => answer.message !== ALREADY_RUN).length;
-				await waitFor(`the runs of ${id}`, runs, (executions) => executions.length === beforeTrial + accepted);
+				await waitFor(`the runs of ${id}`, runs, (executions) => executions.length >= beforeTrial + accepted);
 				runsStarted += accepted;
 				rows[id] = await crmRowsFor(id);
 			}
-			figures['same delivery at two webhook processes at the same moment, 20 trials'] = { runsStarted, reachedTheNextNodeTwice: Object.values(rows).filter((count) => count > 1).length };
+			figures[`same delivery at two webhook processes at the same moment, ${SAME_MOMENT_TRIALS} trials`] = { runsStarted, answered, reachedTheNextNodeTwice: Object.values(rows).filter((count) => count > 1).length };
 			expect(Object.entries(rows).filter(([, count]) => count !== 1)).toEqual([]);
 		});
 	});
 
 	describe('a worker killed in the middle of a run the webhook trigger started', () => {
-		it('the webhook process answers it only when n8n fails the stalled job; the service\'s retry runs it again: each delivery has its effect once', async () => {
-			const webhookProcess = topology!.webhookProcesses[0];
-			const endpoint = await postJson<{ id: string }>(`${sandbox.origin}/_sandbox/webhook-endpoints`, { url: `${webhookProcess.current.url}/webhook/${BURST_WEBHOOK_ID}/webhook` });
-			const deliveries = burstDeliveries(sandbox, 'queue_killed', 3);
+		/**
+		 * Three chat deliveries registered at `url`, the first run's Get Proposal held by the service: once the
+		 * other two have replied, that run is in its middle. Its delivery, its execution and its worker.
+		 */
+		const threeDeliveriesOneHeld = async (url: string, prefix: string) => {
+			const endpoint = await postJson<{ id: string }>(`${sandbox.origin}/_sandbox/webhook-endpoints`, { url });
+			const deliveries = burstDeliveries(sandbox, prefix, 3);
 			const before = (await allExecutionsOf(WORKFLOWS.burst)).length;
-			// The first run's Get Proposal is held by the service: that run is in its middle when its worker dies.
 			await postJson(`${sandbox.origin}/_sandbox/faults`, { kind: 'hold', method: 'GET', pathPrefix: '/v1/agency/proposals/', holdMs: 120_000 });
 			for (const delivery of deliveries) {
 				const data = { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } };
@@ -373,7 +394,14 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const heldDelivery = deliveries.find((delivery) => !repliedFirst.has(delivery.deliveryId))!;
 			const held = await waitFor('the held run', async () => (await allExecutionsOf(WORKFLOWS.burst)).slice(0, -before || undefined).filter((execution) => execution.status === 'running'), (found) => found.length === 1);
 			const workerName = await waitFor('the worker of the held run', async () => (await workerOf(held))[0], (name) => name !== undefined);
-			const worker = topology!.workers.find((candidate) => candidate.name === workerName)!;
+			return { deliveries, heldDelivery, held, worker: topology!.workers.find((candidate) => candidate.name === workerName)! };
+		};
+		/** What the service recorded of each attempt of one delivery. */
+		const attemptsOf = async (deliveryId: string) => (await sandboxGet<Array<{ messageId: string; status?: number; error?: string }>>(sandbox, 'deliveries')).filter((attempt) => attempt.messageId === deliveryId);
+
+		it('the webhook process answers it only when n8n fails the stalled job; the service\'s retry runs it again: each delivery has its effect once', async () => {
+			const webhookProcess = topology!.webhookProcesses[0];
+			const { deliveries, heldDelivery, held, worker } = await threeDeliveriesOneHeld(`${webhookProcess.current.url}/webhook/${BURST_WEBHOOK_ID}/webhook`, 'queue_killed');
 			const killedAt = Date.now();
 			await worker.current.kill();
 			await worker.restart();
@@ -386,9 +414,32 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			expect(ended?.status).not.toBe('success');
 			// What the service saw of the cut delivery: no 200 before the run that had its effect, and the
 			// re-deliveries meanwhile answered 409 (its run was taken for running until n8n gave the job up).
-			const attempts = (await sandboxGet<Array<{ messageId: string; status?: number; error?: string }>>(sandbox, 'deliveries')).filter((attempt) => attempt.messageId === heldDelivery.deliveryId);
+			const attempts = await attemptsOf(heldDelivery.deliveryId);
 			figures['the cut delivery, as the service saw each attempt'] = attempts.map((attempt) => attempt.status ?? attempt.error);
 			expect({ last: attempts.at(-1)?.status, earlier200: attempts.slice(0, -1).filter((attempt) => attempt.status === 200).length, any409: attempts.some((attempt) => attempt.status === 409) }).toEqual({ last: 200, earlier200: 0, any409: true });
+		});
+
+		it('behind a round-robin balancer over two webhook processes, the one that accepted it restarted after the kill: whichever process a retry reaches, each delivery has its effect once, and no 200 comes before it', async () => {
+			if (topology!.webhookProcesses.length < 2) await topology!.addWebhookProcess();
+			const balancer = await startRoundRobinBalancer(() => topology!.webhookProcesses.map((webhookProcess) => webhookProcess.current.url));
+			try {
+				const { deliveries, heldDelivery, worker } = await threeDeliveriesOneHeld(`${balancer.url}/webhook/${BURST_WEBHOOK_ID}/webhook`, 'queue_balanced_killed');
+				const killedAt = Date.now();
+				await worker.current.kill();
+				// The webhook process that accepted the held delivery is restarted too (SIGTERM, as a rollout does).
+				const acceptedBy = balancer.routes.find((route) => route.deliveryId === heldDelivery.deliveryId)!.upstream;
+				await Promise.all([worker.restart(), topology!.webhookProcesses.find((webhookProcess) => webhookProcess.current.url === acceptedBy)!.restart()]);
+				await waitFor('a reply to each delivery', () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.every((delivery) => counts.has(delivery.deliveryId)), 8 * 60_000);
+				timings['balanced: from the kill to the reply of the held delivery'] = Date.now() - killedAt;
+				await sleep(20_000);
+				expect(notExactlyOnce(await repliesPerDelivery(sandbox.origin), deliveries)).toEqual({});
+				const attempts = await attemptsOf(heldDelivery.deliveryId);
+				const routes = balancer.routes.filter((route) => route.deliveryId === heldDelivery.deliveryId).map((route) => topology!.webhookProcesses.findIndex((webhookProcess) => webhookProcess.current.url === route.upstream) + 1);
+				figures['balanced: the cut delivery, each attempt as the service saw it, and the webhook process it reached'] = attempts.map((attempt, index) => `${attempt.status ?? attempt.error} at webhook ${routes[index]}`);
+				expect({ last: attempts.at(-1)?.status, earlier200: attempts.slice(0, -1).filter((attempt) => attempt.status === 200).length, reachedBoth: new Set(routes).size }).toEqual({ last: 200, earlier200: 0, reachedBoth: 2 });
+			} finally {
+				await balancer.close();
+			}
 		});
 	});
 

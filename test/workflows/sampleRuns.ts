@@ -13,7 +13,8 @@ import { AgencyInbox } from '../../nodes/AgencyInbox/AgencyInbox.node';
 import { AgencyInboxMessageTrigger } from '../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
 import { AgencyInboxProposalTrigger } from '../../nodes/AgencyInboxProposalTrigger/AgencyInboxProposalTrigger.node';
 import { AgencyInboxTrigger } from '../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
-import { queueClaimTiming } from '../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim';
+import { leaseTiming } from '../../nodes/AgencyInboxTrigger/onceOnly/deliveryLease';
+import { storeTiming } from '../../nodes/AgencyInboxTrigger/onceOnly/storeLine';
 import { resetProcessMemory } from '../../nodes/shared/processMemory';
 import { startSandbox, type Sandbox, type SandboxVariants } from '../../sandbox';
 import { loadSampleWorkflows, NODE_TYPES } from '../../scripts/n8n/agencyInbox';
@@ -181,7 +182,8 @@ export async function triggerItems(trigger: TriggerWorkflow, delivery: Delivery)
 }
 
 // A webhook run reads n8n's deduplication store back after this long (a second in n8n), as the trigger's own tests shorten it.
-queueClaimTiming.settleMs = 20;
+storeTiming.settleMs = 20;
+Object.assign(leaseTiming, { slotMs: 400, renewMs: 100, probeGapMs: 150, maxHoldMs: 3_000 });
 
 /** The sample's webhook trigger node as a TriggerWorkflow that keeps its static data between deliveries. */
 export function sampleWebhookTrigger(sample: Sample, name: string, sandbox: Sandbox): TriggerWorkflow {

@@ -2,10 +2,11 @@
  * Accepting a delivery, in webhook(): an id whose run ended is answered 200 "already run", no run; an id
  * whose run goes on here is answered 409, no run (the service retries later); any other id starts a run
  * (its first delivery, or one whose run was cut: a crash took the process's memory, or in queue mode
- * n8n answered its run with an error) and counts as running until n8n answers it. The check and the add
+ * n8n answered its run with an error, or another process accepted it) and counts as running here until
+ * n8n answers it; the run's claim decides whether it goes on. The check and the add
  * have no await between them, so overlapping re-deliveries cannot both pass. The run's item carries a
- * note for the claim (claimRuns.ts): which process accepted it, when, its attempt, and in queue mode the
- * ids this process knows finished. A no-run answer also writes the finished ids into the static data
+ * note for the claim (claimRuns.ts): which process accepted it, when, and in queue mode the ids this
+ * process knows finished. A no-run answer also writes the finished ids into the static data
  * when the database lacks some (n8n saves a change made in webhook() when no run starts).
  */
 import type { IDataObject, INodeExecutionData, IWebhookFunctions } from 'n8n-workflow';
@@ -24,8 +25,6 @@ export interface AcceptanceNote {
 	by: string;
 	/** When it was accepted (ms): the run's place in the request budget's queue. */
 	at: number;
-	/** How many earlier runs of the delivery n8n answered with an error in the accepting process. */
-	attempt?: number;
 	/** Ids the accepting process knows finished, for the save of a run in another process. */
 	recent?: StoredDeliveries;
 	/** Set when the accepting process had forgotten ids early (beyond the cap): until when. */
@@ -60,8 +59,6 @@ export function acceptDelivery(context: IWebhookFunctions, delivery: Delivery, r
 	startRunning(state, deliveryId, nowMs);
 	watchAnswer(response, (status) => answerEnded(state, deliveryId, status, Date.now()));
 	const note: AcceptanceNote = { by: PROCESS_TOKEN, at: nowMs };
-	const attempt = state.attempts.get(deliveryId);
-	if (attempt) note.attempt = attempt;
 	if (!state.runsOwnDeliveries) note.recent = state.finished.recent(nowMs);
 	const incomplete = incompleteUntil(context, state, nowMs);
 	if (incomplete) note.incompleteUntil = incomplete;

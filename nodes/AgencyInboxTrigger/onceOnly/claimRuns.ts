@@ -35,7 +35,7 @@ export async function claimRuns(context: IExecuteFunctions, received: INodeExecu
 		state.runsOwnDeliveries = true;
 		owned = await claimOwnDeliveries(context, state, ids, nowMs);
 	} else {
-		owned = await claimOthersDeliveries(context, state, ids, attemptsOf(received, notes), nowMs);
+		owned = await claimOthersDeliveries(context, state, ids, nowMs);
 	}
 
 	remember(context, state, [...owned], notes, nowMs);
@@ -50,15 +50,6 @@ export async function claimRuns(context: IExecuteFunctions, received: INodeExecu
 
 function deliveryIdOf(item: INodeExecutionData): string | undefined {
 	return (typeof item.json.deliveryId === 'string' && item.json.deliveryId) || undefined;
-}
-
-function attemptsOf(received: INodeExecutionData[], notes: Array<AcceptanceNote | undefined>): Map<string, number> {
-	const attempts = new Map<string, number>();
-	received.forEach((item, index) => {
-		const deliveryId = deliveryIdOf(item);
-		if (deliveryId) attempts.set(deliveryId, Math.max(attempts.get(deliveryId) ?? 0, notes[index]?.attempt ?? 0));
-	});
-	return attempts;
 }
 
 /** What a run puts into static data: the finished ids it knows and its own deliveries, as stored when n8n saves it. */

@@ -6,6 +6,9 @@
  */
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+/** Long enough for any write that read the row before ours to have landed (tests shorten it). */
+export const storeTiming = { settleMs: 1_000 };
+
 const STORE_ATTEMPTS = 8;
 /** The row's cap in entries: two per delivery run (a row of about 53 KB). */
 export const STORE_ENTRIES = 2_000;

@@ -1,8 +1,8 @@
 /**
  * What one process keeps for one trigger node at its Production URL, and how n8n's answers change it.
  * A cache of what n8n's database holds (the node's static data and the deduplication store's row),
- * never its only copy, except for `running` and `attempts`, which hold what this process saw of the
- * deliveries it accepted.
+ * never its only copy, except for `running`: the deliveries this process accepted whose answer it waits
+ * for (a re-delivery of one meanwhile is answered 409 here; another process decides it from the store).
  */
 import { randomBytes } from 'node:crypto';
 
@@ -10,6 +10,7 @@ import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
 
 import { nodeOwnerOf, processStore } from '../../shared/processMemory';
 import { DELIVERY_MEMORY_MS, DeliveryLog, MAX_REMEMBERED_DELIVERIES } from '../deliveryLog';
+import { Leases } from './deliveryLease';
 import { openEntry } from './storeEntries';
 import { type DeliveryStore, StoreLine } from './storeLine';
 
@@ -21,8 +22,6 @@ const HOUR_MS = 60 * 60 * 1000;
  * (17.6 h). A run still going then is not known any more, and a re-delivery of it would run again.
  */
 export const RUNNING_BELIEF_MS = DELIVERY_MEMORY_MS;
-/** At most this many ids with an error answer are kept per trigger node (the oldest go first). */
-const MAX_ATTEMPTS_KEPT = 10_000;
 /** Past this many running ids, those older than RUNNING_BELIEF_MS are looked for and let go. */
 const MAX_RUNNING_KEPT = 10_000;
 
@@ -43,8 +42,8 @@ export interface TriggerState {
 	store?: DeliveryStore;
 	/** This process's calls to the node's row in the store. */
 	storeLine: StoreLine;
-	/** Ids whose earlier runs n8n answered with an error here: how many. */
-	attempts: Map<string, number>;
+	/** The deliveries whose runs this process claimed in queue mode, and their renewals. */
+	leases: Leases;
 	/** Ids whose claim runs in this process now: a second run of one stops at once. */
 	claiming: Set<string>;
 	/** Ids whose run started here, only where n8n has no deduplication store. */
@@ -62,38 +61,39 @@ const triggers = processStore<TriggerState>({
 	keptMs: DELIVERY_MEMORY_MS + HOUR_MS,
 	renewedOnUse: true,
 	maxEntries: 10_000,
-	inUse: (state) => state.running.size > 0 || state.claiming.size > 0 || state.storeLine.busy,
+	inUse: (state) => state.running.size > 0 || state.claiming.size > 0 || state.storeLine.busy || state.leases.busy,
 });
 
 /** Once-only delivery is for the Production URL, whatever mode a run of it has (a Retry's included). */
 export function stateOf(context: IWebhookFunctions | IExecuteFunctions): TriggerState {
-	return triggers.obtain({ ...nodeOwnerOf(context), url: 'production' }, () => ({
-		finished: new DeliveryLog(),
-		running: new Map(),
-		ranHere: new Set(),
-		storeLine: new StoreLine(),
-		attempts: new Map(),
-		claiming: new Set(),
-		runsOwnDeliveries: false,
-		warnedHour: -1,
-	}));
+	const owner = { ...nodeOwnerOf(context), url: 'production' } as const;
+	return triggers.obtain(owner, () => {
+		const storeLine = new StoreLine();
+		const state: TriggerState = {
+			finished: new DeliveryLog(),
+			running: new Map(),
+			ranHere: new Set(),
+			storeLine,
+			leases: new Leases(storeLine, () => triggers.get(owner) === state),
+			claiming: new Set(),
+			runsOwnDeliveries: false,
+			warnedHour: -1,
+		};
+		return state;
+	});
 }
 
-/** n8n answered an accepted delivery: its run ended, or (an error answer in another process's run) it may run again. */
+/**
+ * n8n answered an accepted delivery. Any answer ends a run whose trigger step ran here (the default
+ * setup). A 200 ends a run on a worker; an error there means a failed run (its end saved the static
+ * data), a run n8n could not start, or a killed worker: the static data and the store tell which.
+ */
 export function answerEnded(state: TriggerState, deliveryId: string, status: number, nowMs: number): void {
 	state.running.delete(deliveryId);
 	const ranHere = state.ranHere.delete(deliveryId);
-	if (ranHere || (status >= 200 && status < 300)) {
-		state.finished.add(deliveryId, nowMs);
-		state.attempts.delete(deliveryId);
-		if (ranHere && state.store) state.storeLine.remove(state.store, [openEntry(deliveryId)]);
-		return;
-	}
-	const attempts = (state.attempts.get(deliveryId) ?? 0) + 1;
-	// Deleted and set again, so the map stays in order of the latest answer and the oldest go first.
-	state.attempts.delete(deliveryId);
-	state.attempts.set(deliveryId, attempts);
-	if (state.attempts.size > MAX_ATTEMPTS_KEPT) state.attempts.delete(state.attempts.keys().next().value!);
+	if (!ranHere && (status < 200 || status >= 300)) return;
+	state.finished.add(deliveryId, nowMs);
+	if (ranHere && state.store) state.storeLine.remove(state.store, [openEntry(deliveryId)]);
 }
 
 /** Whether a run of the delivery accepted here goes on; ids n8n never answered are let go after RUNNING_BELIEF_MS. */

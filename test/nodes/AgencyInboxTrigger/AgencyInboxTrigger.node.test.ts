@@ -8,11 +8,12 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 import { processMemoryStores } from '../../../nodes/shared/processMemory';
 import { pipelineTiming } from '../../../nodes/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
-import { queueClaimTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim';
+import { leaseTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly/deliveryLease';
+import { storeTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly/storeLine';
 import { deduplicationStore } from '../../helpers/deduplicationStore';
 import type { TriggerWorkflow } from '../../helpers/engine';
 import { newSigningSecret, signDelivery } from './signedDeliveries';
-import { RecordedResponse, answerAfterRun, deliver, inAnotherProcess, persistedStaticData, receive, triggerOutput, triggerWith } from './webhookRequests';
+import { RecordedResponse, answerAfterRun, deliver, inAnotherProcess, killProcess, persistedStaticData, receive, triggerOutput, triggerWith } from './webhookRequests';
 import { waitFor } from '../../helpers/waitFor';
 
 const productionSecret = newSigningSecret();
@@ -42,8 +43,10 @@ function signedRequest(body: string, secret = productionSecret, options?: { id?:
 	return signDelivery(secret, body, options);
 }
 
-// A run reads n8n's deduplication store back after this long (a second in n8n).
-queueClaimTiming.settleMs = 20;
+// A run reads n8n's deduplication store back after this long (a second in n8n), and a lease is kept
+// in slots of 400 ms renewed every 100 ms (20 s and 5 s in n8n), held 3 s after the claim (5 minutes).
+storeTiming.settleMs = 20;
+Object.assign(leaseTiming, { slotMs: 400, renewMs: 100, probeGapMs: 150, maxHoldMs: 3_000 });
 
 describe('Agency Inbox Trigger: deliveries', () => {
 	it.each(Object.keys(payloads) as EventType[])('starts one run for an enveloped %s with {event, deliveryId, timestamp, payload}', async (type) => {
@@ -357,31 +360,78 @@ describe('Agency Inbox Trigger: queue mode (a webhook process accepts, a worker 
 	const body = enveloped('chat.message.sent', payloads['chat.message.sent']);
 	const retryOf = (id: string) => signedRequest(body, productionSecret, { id, at: new Date(Date.now() + 5_000) });
 
+	/** One process's webhook(): the items of the run it starts and the response n8n answers it on. */
+	const acceptIn = async (webhookProcess: TriggerWorkflow, id: string, request = signedRequest(body, productionSecret, { id })) => {
+		const response = new RecordedResponse();
+		const items = (await receive(webhookProcess, request, response)).workflowData![0];
+		return { response, items, snapshot: persistedStaticData(webhookProcess) };
+	};
+	/** Lets a killed process's lease lapse: two slots of the shortened lease. */
+	const leaseLapses = () => new Promise((resolve) => setTimeout(resolve, 2 * leaseTiming.slotMs + 50));
+
 	it('runs a delivery again when its worker was killed (n8n answers 500, nothing saved), and not when its run failed', async () => {
 		const webhookProcess = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-killed-worker'));
-		const accept = async (id: string) => {
-			const response = new RecordedResponse();
-			const items = (await receive(webhookProcess, signedRequest(body, productionSecret, { id }), response)).workflowData![0];
-			return { response, items, snapshot: persistedStaticData(webhookProcess) };
-		};
-		const killed = await accept('msg_worker_killed');
-		const failed = await accept('msg_run_failed');
+		const killed = await acceptIn(webhookProcess, 'msg_worker_killed');
+		const failed = await acceptIn(webhookProcess, 'msg_run_failed');
 		const worker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-killed-worker'));
-		// The first run's worker dies: its run saves nothing; n8n fails the job and answers 500.
 		expect(triggerOutput(await worker.runStartedBy(killed.items, 'webhook', { staticData: killed.snapshot }))).toHaveLength(1);
-		webhookProcess.savedStaticData = killed.snapshot;
-		killed.response.writeHead(500).end();
 		// The second run fails in a node after the trigger: saved at its end, answered 500.
-		expect(triggerOutput(await worker.runStartedBy(failed.items, 'webhook', { staticData: failed.snapshot }))).toHaveLength(1);
-		webhookProcess.savedStaticData = worker.savedStaticData;
-		failed.response.writeHead(500).end();
-
-		expect(await deliver(webhookProcess, retryOf('msg_run_failed'))).toMatchObject({ status: 200, items: undefined });
-		const again = await receive(webhookProcess, retryOf('msg_worker_killed'));
-		expect(again.workflowData).toBeDefined();
-		// Another worker runs it: its claim is a new attempt, so the first run's claim does not stop it.
 		const otherWorker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-killed-worker'));
-		expect(triggerOutput(await otherWorker.runStartedBy(again.workflowData![0]))).toEqual([expect.objectContaining({ deliveryId: 'msg_worker_killed' })]);
+		expect(triggerOutput(await otherWorker.runStartedBy(failed.items, 'webhook', { staticData: failed.snapshot }))).toHaveLength(1);
+		webhookProcess.savedStaticData = otherWorker.savedStaticData;
+		failed.response.writeHead(500).end();
+		expect(await deliver(webhookProcess, retryOf('msg_run_failed'))).toMatchObject({ status: 200, items: undefined });
+
+		// The first run's worker dies: its run saves nothing; n8n fails the job and answers 500.
+		killProcess(worker);
+		killed.response.writeHead(500).end();
+		await leaseLapses();
+		const again = await receive(webhookProcess, retryOf('msg_worker_killed'));
+		// Another worker runs it: the first run's lease lapsed, so it claims the next attempt.
+		const thirdWorker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-killed-worker'));
+		expect(triggerOutput(await thirdWorker.runStartedBy(again.workflowData![0]))).toEqual([expect.objectContaining({ deliveryId: 'msg_worker_killed' })]);
+	});
+
+	it('decides a re-delivery from the store at any webhook process: while the run goes on in a live worker, the re-delivery\'s run fails (never a 200 without the effect); once that worker was killed, it runs once', async () => {
+		const [first, second] = [1, 2].map(() => inAnotherProcess(triggerWith({}, secrets, {}, 'queue-two-webhook-processes')));
+		const accepted = await acceptIn(first, 'msg_two_processes');
+		const worker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-two-webhook-processes'));
+		expect(triggerOutput(await worker.runStartedBy(accepted.items))).toHaveLength(1);
+		// The service hung up on the first process; its retry reaches the second, which knows nothing of it.
+		accepted.response.hangUp();
+		const retried = await acceptIn(second, 'msg_two_processes', retryOf('msg_two_processes'));
+		const otherWorker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-two-webhook-processes'));
+		const refused = await otherWorker.runStartedBy(retried.items);
+		expect(refused.data.resultData.error?.message).toContain('is being run by another execution in a live n8n process');
+		expect(answerAfterRun(retried.response, refused)).toBe(500);
+
+		// The first worker is killed in the middle of the run; the second webhook process restarts too.
+		killProcess(worker);
+		await leaseLapses();
+		const restarted = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-two-webhook-processes'));
+		const third = await acceptIn(restarted, 'msg_two_processes', retryOf('msg_two_processes'));
+		const run = await otherWorker.runStartedBy(third.items);
+		expect(triggerOutput(run)).toEqual([expect.objectContaining({ deliveryId: 'msg_two_processes' })]);
+		expect(answerAfterRun(third.response, run)).toBe(200);
+		// A re-delivery where the static data lacks its id (another run's save overwrote it): the run's live
+		// process holds the delivery for a while (5 minutes in n8n), so a run elsewhere fails, never a second effect.
+		const fourth = await acceptIn(inAnotherProcess(triggerWith({}, secrets, {}, 'queue-two-webhook-processes')), 'msg_two_processes', retryOf('msg_two_processes'));
+		const late = await inAnotherProcess(triggerWith({}, secrets, {}, 'queue-two-webhook-processes')).runStartedBy(fourth.items);
+		expect(late.data.resultData.error?.message).toContain('is being run by another execution');
+	});
+
+	it('a run whose worker held it to the end of its hold counts as run: a re-delivery the static data lost stops at the trigger (200), once the hold ended', async () => {
+		const webhookProcess = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-held-through'));
+		const accepted = await acceptIn(webhookProcess, 'msg_held_through');
+		const worker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-held-through'));
+		expect(triggerOutput(await worker.runStartedBy(accepted.items))).toHaveLength(1);
+		// The worker lives on past the hold (3 s here); its mark stands before its lease lapses.
+		await waitFor(async () => deduplicationStore().holdsAny(worker.workflow, worker.node, ['msg_held_through held through']), 'the hold ended and marked');
+		await leaseLapses();
+		const elsewhere = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-held-through'));
+		const retried = await acceptIn(elsewhere, 'msg_held_through', retryOf('msg_held_through'));
+		const run = await inAnotherProcess(triggerWith({}, secrets, {}, 'queue-held-through')).runStartedBy(retried.items);
+		expect({ error: run.data.resultData.error?.message, passed: triggerOutput(run) }).toEqual({ error: undefined, passed: [] });
 	});
 
 	it('lets the same execution through when n8n runs it again from its start (n8n 1.x re-runs a stalled job)', async () => {
@@ -447,7 +497,7 @@ describe('Agency Inbox Trigger: the claim of a run in another process', () => {
 	});
 	afterAll(() => jest.restoreAllMocks());
 
-	it('a run in the process that accepted its delivery records once without waiting; a run in another process records, waits and reads back', async () => {
+	it('a run in the process that accepted its delivery records once without waiting; a run in another process records, waits, reads back and records its lease', async () => {
 		const oneProcess = triggerWith({}, secrets, {}, 'default-setup-calls');
 		expect((await deliver(oneProcess, signedRequest(body, productionSecret, { id: 'msg_default_setup' }))).items).toHaveLength(1);
 		expect(calls.get('default-setup-calls')).toBe(1);
@@ -455,7 +505,7 @@ describe('Agency Inbox Trigger: the claim of a run in another process', () => {
 		const accepted = await receive(inAnotherProcess(triggerWith({}, secrets, {}, 'queue-mode-calls')), signedRequest(body, productionSecret, { id: 'msg_queue_mode' }));
 		const worker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-mode-calls'));
 		expect(triggerOutput(await worker.runStartedBy(accepted.workflowData![0]))).toHaveLength(1);
-		expect(calls.get('queue-mode-calls')).toBe(2);
+		expect(calls.get('queue-mode-calls')).toBe(3);
 	});
 
 	it('fails a run whose claim n8n\'s database refused (n8n answers 500), and runs the delivery on the service\'s retry', async () => {
@@ -471,14 +521,19 @@ describe('Agency Inbox Trigger: the claim of a run in another process', () => {
 		expect(retried).toMatchObject({ status: 200, items: [expect.objectContaining({ deliveryId: 'msg_claim_refused' })] });
 	});
 
-	it('a run on a worker stops at the trigger when another run claimed its delivery', async () => {
-		const trigger = triggerWith({}, secrets, {}, 'claimed-elsewhere');
-		store.record('node', { workflow: trigger.workflow, node: trigger.node }, ['msg_twice']);
+	it('a run on a worker fails when a live process holds its delivery, giving back the other delivery it claimed; a run whose holder died goes on', async () => {
 		const webhookProcess = inAnotherProcess(triggerWith({}, secrets, {}, 'claimed-elsewhere'));
+		const holder = inAnotherProcess(triggerWith({}, secrets, {}, 'claimed-elsewhere'));
+		expect(triggerOutput(await holder.runStartedBy((await receive(webhookProcess, signedRequest(body, productionSecret, { id: 'msg_twice' }))).workflowData![0]))).toHaveLength(1);
 		const queued = [];
-		for (const id of ['msg_twice', 'msg_once']) queued.push(...(await receive(webhookProcess, signedRequest(body, productionSecret, { id }))).workflowData![0]);
-		const run = await inAnotherProcess(trigger).runStartedBy(queued);
-		expect(triggerOutput(run).map((item) => item.deliveryId)).toEqual(['msg_once']);
+		for (const id of ['msg_twice', 'msg_once']) queued.push(...(await receive(inAnotherProcess(triggerWith({}, secrets, {}, 'claimed-elsewhere')), signedRequest(body, productionSecret, { id }))).workflowData![0]);
+		const worker = inAnotherProcess(triggerWith({}, secrets, {}, 'claimed-elsewhere'));
+		const refused = await worker.runStartedBy(queued);
+		expect(refused.data.resultData.error?.message).toContain('Delivery msg_twice is being run by another execution');
+		killProcess(holder);
+		await new Promise((resolve) => setTimeout(resolve, 2 * leaseTiming.slotMs + 50));
+		const run = await worker.runStartedBy(queued);
+		expect(triggerOutput(run).map((item) => item.deliveryId)).toEqual(['msg_twice', 'msg_once']);
 	});
 
 	it('the runs of a burst on one worker share calls to the store, and each delivery runs once', async () => {
@@ -486,7 +541,11 @@ describe('Agency Inbox Trigger: the claim of a run in another process', () => {
 		const ids = Array.from({ length: 20 }, (_, index) => `msg_shared_${index}`);
 		const accepted: INodeExecutionData[][] = [];
 		for (const id of ids) accepted.push((await receive(webhookProcess, signedRequest(body, productionSecret, { id }))).workflowData![0]);
+		// Its leases are renewed after the test: the calls counted are the claims'.
+		const renewMs = leaseTiming.renewMs;
+		leaseTiming.renewMs = 60_000;
 		const worker = inAnotherProcess(triggerWith({}, secrets, {}, 'burst-shares-calls'));
+		leaseTiming.renewMs = renewMs;
 		// The first call waits (a busy database) while the other runs start and queue behind it.
 		held = new Promise((resolve) => (release = resolve));
 		const runs = Promise.all(accepted.map(async (items) => triggerOutput(await worker.runStartedBy(items))));
@@ -494,9 +553,9 @@ describe('Agency Inbox Trigger: the claim of a run in another process', () => {
 		release!();
 		held = undefined;
 		expect((await runs).flat().map((item) => item.deliveryId).sort()).toEqual([...ids].sort());
-		// Two calls per run unshared (a record and a read-back); shared, fewer than one per run (how many
-		// batches form depends on how fast the engine starts the runs, slower on a busy machine).
-		expect(calls.get('burst-shares-calls')).toBeLessThan(ids.length);
+		// Three calls per run unshared (a record, a read-back, the lease: 60); shared, at most two per run (how
+		// many batches form depends on how fast the engine starts the runs, slower on a busy machine).
+		expect(calls.get('burst-shares-calls')).toBeLessThanOrEqual(ids.length * 2);
 	});
 });
 

@@ -4,7 +4,8 @@ import { EventEmitter } from 'node:events';
 import type { IDataObject, IRun, IWebhookResponseData } from 'n8n-workflow';
 
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
-import { queueClaimTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim';
+import { leaseTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly/deliveryLease';
+import { storeTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly/storeLine';
 import { type CredentialData, TriggerWorkflow } from '../../helpers/engine';
 
 export interface RequestInput {
@@ -154,9 +155,21 @@ export function triggerWith(parameters: IDataObject, credentials: CredentialData
 export function inAnotherProcess(trigger: TriggerWorkflow): TriggerWorkflow {
 	jest.isolateModules(() => {
 		const { AgencyInboxTrigger: InAnotherProcess } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node')>('../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node');
-		const { queueClaimTiming: itsTiming } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim')>('../../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim');
-		Object.assign(itsTiming, queueClaimTiming);
+		const { storeTiming: itsTiming } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/onceOnly/storeLine')>('../../../nodes/AgencyInboxTrigger/onceOnly/storeLine');
+		const { leaseTiming: itsLeaseTiming } = jest.requireActual<typeof import('../../../nodes/AgencyInboxTrigger/onceOnly/deliveryLease')>('../../../nodes/AgencyInboxTrigger/onceOnly/deliveryLease');
+		const { resetProcessMemory } = jest.requireActual<typeof import('../../../nodes/shared/processMemory')>('../../../nodes/shared/processMemory');
+		Object.assign(itsTiming, storeTiming);
+		Object.assign(itsLeaseTiming, leaseTiming);
+		processEnds.set(trigger, resetProcessMemory);
 		trigger.useNodeType(new InAnotherProcess());
 	});
 	return trigger;
+}
+
+/** How each process of inAnotherProcess ends: its memory gone, so it renews no lease (a SIGKILL). */
+const processEnds = new WeakMap<TriggerWorkflow, () => void>();
+
+/** The process that runs this trigger dies (SIGKILL): nothing it keeps survives, and it writes nothing more. */
+export function killProcess(trigger: TriggerWorkflow): void {
+	processEnds.get(trigger)!();
 }
