@@ -96,12 +96,24 @@ export async function closeNodeDetails(page: Page): Promise<void> {
 	await ndv.waitFor({ state: 'hidden' });
 }
 
-/** Opens the resource locator `parameterName` (mode "From list") and returns the texts of its first page of items. */
+/**
+ * Opens the resource locator `parameterName` (mode "From list") and returns the texts of its first page of
+ * items. On a loaded machine a click can land before the list is ready to open (a clean-clone run once
+ * waited 120 s for items): a list that shows none within 30 s is closed (a click beside it) and opened
+ * again, three times at most.
+ */
 export async function openLocatorList(page: Page, parameterName: string): Promise<string[]> {
-	await page.getByTestId(`resource-locator-${parameterName}`).getByTestId('rlc-input').click();
 	const items = page.getByTestId('rlc-item');
-	await items.first().waitFor();
-	return items.allInnerTexts();
+	for (let attempt = 1; ; attempt++) {
+		await page.getByTestId(`resource-locator-${parameterName}`).getByTestId('rlc-input').click();
+		try {
+			await items.first().waitFor({ timeout: 30_000 });
+			return await items.allInnerTexts();
+		} catch (error) {
+			if (attempt === 3) throw error;
+			await page.getByTestId('ndv').getByText('Operation', { exact: true }).click();
+		}
+	}
 }
 
 /** Types into the open list's search field and returns the texts of the items found. */
