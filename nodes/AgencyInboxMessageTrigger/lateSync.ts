@@ -4,22 +4,33 @@
  * and last message do not move for it; what moves is `storiesCount` ("total messages synced") and
  * `lastSyncedAt` ("time of last synchronisation"). Such a row is read again, and the room's list is
  * read back below the mark to the look-back floor: every message there whose id the trigger has not
- * read is new. The ids read above the floor are kept per room, at most MAX_IDS_PER_ROOM (the floor
- * rises past the oldest ones dropped), and the floor never lies below the line the room was first
- * read after (the history line at the latest), so nothing written before the activation is emitted.
+ * read is new. The ids read above the floor are kept per room (the window), and the floor rises past
+ * the oldest ones dropped; it never lies below the line the room was first read after (the history
+ * line at the latest), so nothing written before the activation is emitted.
  *
- * Cost, per room whose row shows a late sync: its pages down to the floor, at most
- * ceil((MAX_IDS_PER_ROOM + messages synced since its last read) / page size) + 1 (one page at the
- * default page size of 50), and none where `storiesCount` shows every message synced is above the
- * mark. State: per room up to MAX_IDS_PER_ROOM ids with their times (about 40 bytes each with ids
- * of 24 characters: under 1 KB a room, under 2 MB for MAX_ROOMS_KEPT rooms), plus two fields.
+ * The window: every room keeps its newest MIN_IDS_PER_ROOM ids; beyond those, a busy room keeps up to
+ * MAX_IDS_PER_ROOM while the whole inbox keeps at most MAX_IDS_KEPT (the oldest beyond each room's
+ * minimum go first), so a message synced behind hundreds of messages of its room is still told apart.
+ * A look-back stops as soon as it has found as many messages as the count moved by; where the row
+ * shows no count it reads back over the newest MIN_IDS_PER_ROOM only (a background re-sync moves
+ * `lastSyncedAt` without a late message: that read usually finds nothing).
+ *
+ * Cost, per room whose row shows a late sync: its pages until the count's messages are found (one page
+ * at the default page size of 50 where they are among the newest 50), at most
+ * ceil((MAX_IDS_PER_ROOM + messages synced since its last read) / page size) + 1, and none where
+ * `storiesCount` shows every message synced is above the mark. State: about 40 bytes an id with ids
+ * of 24 characters: under 1 KB for a room at its minimum, under 1.6 MB for the inbox.
  */
 import type { Mark } from '../shared/marks';
 import { higherMark, isAfter, isAtOrBelow, isMark, timeOf } from '../shared/marks';
 import type { RoomRow } from './types';
 
-/** The newest messages read in a room whose ids are kept: a message synced behind up to this many is recognised as new. */
-export const MAX_IDS_PER_ROOM = 20;
+/** The newest messages read in a room whose ids are always kept, and all a look-back reads over where the row shows no count. */
+export const MIN_IDS_PER_ROOM = 20;
+/** Most ids kept for one room: a message synced behind up to this many messages read in its room is recognised as new. */
+export const MAX_IDS_PER_ROOM = 500;
+/** Most ids kept over all rooms (MAX_ROOMS_KEPT rooms at their minimum): past it the oldest beyond each room's minimum are dropped. */
+export const MAX_IDS_KEPT = 40_000;
 
 /** What a room's mark keeps for late syncs; every field absent in a mark stored before they existed. */
 export interface LateSyncMark {
@@ -73,17 +84,16 @@ export function evidenceAfterRead(room: RoomRow, mark: LateSyncMark | undefined,
 
 /**
  * How to read a room back: to its floor (never below `line`, the history line), skipping the ids
- * kept. A room read for the first time (no mark) has no look-back: it is read after `line` anyway.
+ * kept; where the row shows no count, over the newest MIN_IDS_PER_ROOM only. A room read for the
+ * first time (no mark) has no look-back: it is read after `line` anyway.
  */
 export function lookBackOf(room: RoomRow, mark: (Mark & LateSyncMark) | undefined, line: Mark | null): LookBack | undefined {
 	if (!mark) return undefined;
-	const own = mark.seenFrom ?? { at: mark.at, uids: mark.uids };
 	const count = countOf(room);
-	return {
-		floor: line ? higherMark(own, line) : own,
-		seen: new Set(Object.keys(mark.seen ?? {})),
-		expected: count !== undefined && mark.count !== undefined ? Math.max(0, count - mark.count) : undefined,
-	};
+	const expected = count !== undefined && mark.count !== undefined ? Math.max(0, count - mark.count) : undefined;
+	const kept = { seen: mark.seen ?? {}, seenFrom: mark.seenFrom ?? { at: mark.at, uids: mark.uids } };
+	const own = expected === undefined ? windowOf(newestFirst(kept.seen), MIN_IDS_PER_ROOM, kept.seenFrom).seenFrom : kept.seenFrom;
+	return { floor: line ? higherMark(own, line) : own, seen: new Set(Object.keys(kept.seen)), expected };
 }
 
 /** Whether a story below the mark is one the look-back emits: above its floor, and not read before. */
@@ -92,20 +102,46 @@ export const isLateNew = (lookBack: LookBack, storyId: string, createdAt: string
 /** Whether the look-back has reached its floor with this story. */
 export const reachesFloor = (lookBack: LookBack, storyId: string, createdAt: string) => isAtOrBelow(lookBack.floor, storyId, createdAt);
 
-/**
- * The ids to keep after a read: the earlier ones and every message read above the floor (`floor`:
- * the previous one, or the line a first read was made after), the newest MAX_IDS_PER_ROOM of them.
- * Past that the floor rises to the newest time dropped, with the ids dropped at that time.
- */
-export function nextWindow(mark: LateSyncMark | undefined, floor: Mark, read: ReadonlyMap<string, number>): Required<Pick<LateSyncMark, 'seen' | 'seenFrom'>> {
-	const all = new Map(Object.entries(mark?.seen ?? {}));
-	for (const [id, ms] of read) if (isAfter(floor, id, new Date(ms).toISOString())) all.set(id, ms);
-	const byTime = [...all].sort(([, a], [, b]) => b - a);
-	if (byTime.length <= MAX_IDS_PER_ROOM) return { seen: Object.fromEntries(byTime), seenFrom: floor };
-	const cutMs = byTime[MAX_IDS_PER_ROOM][1];
+type Window = Required<Pick<LateSyncMark, 'seen' | 'seenFrom'>>;
+
+const newestFirst = (seen: Record<string, number>) => Object.entries(seen).sort(([, a], [, b]) => b - a);
+
+/** The newest `keep` of `byTime` (fewer where several share the time cut), the floor raised to the newest time dropped with the ids dropped at it. */
+function windowOf(byTime: Array<[string, number]>, keep: number, floor: Mark): Window {
+	if (byTime.length <= keep) return { seen: Object.fromEntries(byTime), seenFrom: floor };
+	const cutMs = byTime[keep][1];
 	const kept = byTime.filter(([, ms]) => ms > cutMs);
 	const droppedAtCut = byTime.filter(([, ms]) => ms === cutMs).map(([id]) => id);
 	return { seen: Object.fromEntries(kept), seenFrom: { at: new Date(cutMs).toISOString(), uids: droppedAtCut } };
+}
+
+/**
+ * The ids to keep after a read: the earlier ones and every message read above the floor (`floor`:
+ * the previous one, or the line a first read was made after), the newest MAX_IDS_PER_ROOM of them.
+ */
+export function nextWindow(mark: LateSyncMark | undefined, floor: Mark, read: ReadonlyMap<string, number>): Window {
+	const all = new Map(Object.entries(mark?.seen ?? {}));
+	for (const [id, ms] of read) if (isAfter(floor, id, new Date(ms).toISOString())) all.set(id, ms);
+	return windowOf([...all].sort(([, a], [, b]) => b - a), MAX_IDS_PER_ROOM, floor);
+}
+
+/**
+ * The rooms' windows within MAX_IDS_KEPT over all rooms: each room keeps its newest MIN_IDS_PER_ROOM;
+ * past the total, the oldest ids beyond those are dropped, whichever room they are in.
+ */
+export function windowsWithinTotal<R extends LateSyncMark>(rooms: Record<string, R>): Record<string, R> {
+	const sizes = Object.entries(rooms).map(([roomId, room]) => ({ roomId, room, size: Object.keys(room.seen ?? {}).length }));
+	if (sizes.reduce((total, { size }) => total + size, 0) <= MAX_IDS_KEPT) return rooms;
+	const atMinimum = sizes.reduce((total, { size }) => total + Math.min(size, MIN_IDS_PER_ROOM), 0);
+	const busy = sizes.filter(({ size }) => size > MIN_IDS_PER_ROOM).map((window) => ({ ...window, byTime: newestFirst(window.room.seen ?? {}) }));
+	const beyondMinimum = busy.flatMap(({ byTime }) => byTime.slice(MIN_IDS_PER_ROOM).map(([, ms]) => ms)).sort((a, b) => b - a);
+	const cutMs = beyondMinimum[Math.max(0, MAX_IDS_KEPT - atMinimum)];
+	const trimmed = { ...rooms };
+	for (const { roomId, room, byTime } of busy) {
+		const keep = MIN_IDS_PER_ROOM + byTime.slice(MIN_IDS_PER_ROOM).filter(([, ms]) => ms > cutMs).length;
+		if (keep < byTime.length && room.seenFrom) trimmed[roomId] = { ...room, ...windowOf(byTime, keep, room.seenFrom) };
+	}
+	return trimmed;
 }
 
 const isSeen = (value: unknown): value is Record<string, number> =>

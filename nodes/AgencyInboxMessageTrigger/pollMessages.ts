@@ -5,7 +5,7 @@ import { pagesOf, readListFrom } from '../shared/pagination';
 import type { AgencyMember } from '../shared/roomPeople';
 import { agencyMembersIn, isAgencyAuthor } from '../shared/roomPeople';
 import { FailingRooms, loadFailingRooms } from './failingRooms';
-import { evidenceAfterRead, lookBackOf, nextWindow, showsSyncSince } from './lateSync';
+import { evidenceAfterRead, lookBackOf, nextWindow, showsSyncSince, windowsWithinTotal } from './lateSync';
 import { readMessagesAfter } from './newMessages';
 import { inLastMessageOrder, lastActivityOf, lastStoryIdOf, mayStopBelow, rowIsAtOrBelow, rowsOf, topOf } from './roomListOrder';
 import type { RoomProposalFinding, RoomProposalSources } from './roomProposal';
@@ -78,7 +78,7 @@ export function showsNothingNew(room: RoomRow, mark: RoomMark | undefined, unmar
 /**
  * The rooms read most recently (by their newest message read), at most MAX_ROOMS_KEPT, and the highest
  * mark dropped. The marks of failing rooms are always kept: dropping one would raise `forgotten` over
- * messages of theirs not read yet.
+ * messages of theirs not read yet. Their windows of ids read stay within MAX_IDS_KEPT (lateSync.ts).
  */
 function roomsToKeep(rooms: Record<string, RoomMark>, forgotten: Mark | undefined, failing: Set<string>): { rooms: Record<string, RoomMark>; forgotten?: Mark } {
 	const byRecency = Object.entries(rooms).sort(([, a], [, b]) => timeOf(b.at) - timeOf(a.at));
@@ -87,7 +87,7 @@ function roomsToKeep(rooms: Record<string, RoomMark>, forgotten: Mark | undefine
 	const spaceLeft = Math.max(0, MAX_ROOMS_KEPT - pinned.length);
 	let highestDropped = forgotten;
 	for (const [, dropped] of others.slice(spaceLeft)) highestDropped = higherMark(highestDropped, { at: dropped.at, uids: dropped.uids });
-	return { rooms: Object.fromEntries([...pinned, ...others.slice(0, spaceLeft)]), ...(highestDropped ? { forgotten: highestDropped } : {}) };
+	return { rooms: windowsWithinTotal(Object.fromEntries([...pinned, ...others.slice(0, spaceLeft)])), ...(highestDropped ? { forgotten: highestDropped } : {}) };
 }
 
 /** Where a room without a mark that failed is read after when it recovers: the line of its first try (all its messages when that was null). */

@@ -8,6 +8,7 @@
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { AgencyInboxMessageTrigger } from '../../../nodes/AgencyInboxMessageTrigger/AgencyInboxMessageTrigger.node';
+import { MAX_IDS_KEPT, MAX_IDS_PER_ROOM, MIN_IDS_PER_ROOM, windowsWithinTotal } from '../../../nodes/AgencyInboxMessageTrigger/lateSync';
 import { ALL_PAGES_AT_LEAST_EVERY_MS } from '../../../nodes/AgencyInboxMessageTrigger/pollMessages';
 import { DEFAULT_VARIANTS, SINGLE_READINGS, startSandbox, type SandboxVariants } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
@@ -95,6 +96,21 @@ describe.each(SINGLE_READINGS.map(({ label, variants }) => [label, variants] as 
 		});
 	});
 
+	it(`written before ${MIN_IDS_PER_ROOM + 16} messages the trigger read in its room since (past each room's minimum window): emitted once`, async () => {
+		const { sandbox } = context;
+		const trigger = newTrigger(sandbox);
+		expect(await trigger.poll()).toBeNull();
+		const reply = await replyRead(sandbox, trigger);
+		const clients = await change<{ stories: Array<{ storyId: string }> }>(sandbox, { kind: 'clientMessage', roomId: reply.roomId, count: MIN_IDS_PER_ROOM + 10 });
+		expect(storyIdsOf(await trigger.poll())).toEqual(clients.stories.map(({ storyId }) => storyId));
+		for (let i = 0; i < 5; i++) await change(sandbox, { kind: 'agencyMessage', roomId: reply.roomId });
+		expect(await trigger.poll()).toBeNull();
+		const writtenAt = new Date(Date.parse(reply.createdAt) - 1000).toISOString();
+		const late = await change<{ storyId: string }>(sandbox, { kind: 'lateClientMessage', roomId: reply.roomId, createdAt: writtenAt });
+		expect(storyIdsOf(await trigger.poll())).toEqual([late.storyId]);
+		expect(await trigger.poll()).toBeNull();
+	});
+
 	it('written before the activation, synced after it behind a read reply: never emitted (nothing historic)', async () => {
 		const { sandbox } = context;
 		const historyEndMs = newestMessageAt(sandbox);
@@ -146,5 +162,34 @@ describe('Agency Inbox Message Trigger, a message synced late behind a read repl
 			expect(storyIdsOf(await trigger.poll())).toEqual([late.storyId]);
 			expect(await trigger.poll()).toBeNull();
 		});
+	});
+});
+
+describe('The windows of ids read, within their total', () => {
+	const floor = { at: new Date(0).toISOString(), uids: [] };
+	/** A room with `size` ids read, one a second from `fromMs` on. */
+	const roomOf = (name: string, size: number, fromMs: number) => ({
+		seen: Object.fromEntries(Array.from({ length: size }, (_, i) => [`${name}-${i}`, fromMs + i * 1000])),
+		seenFrom: floor,
+	});
+
+	it(`keeps every id while the inbox holds at most ${MAX_IDS_KEPT}`, () => {
+		const rooms = { busy: roomOf('busy', MAX_IDS_PER_ROOM, 0), quiet: roomOf('quiet', 3, 0) };
+		expect(windowsWithinTotal(rooms)).toBe(rooms);
+	});
+
+	it(`past ${MAX_IDS_KEPT}, drops the oldest ids beyond each room's newest ${MIN_IDS_PER_ROOM}, whichever room they are in, and raises that room's floor`, () => {
+		const quietRooms = Object.fromEntries(Array.from({ length: MAX_IDS_KEPT / MIN_IDS_PER_ROOM - 3 }, (_, i) => [`q${i}`, roomOf(`q${i}`, MIN_IDS_PER_ROOM, 1_000_000)]));
+		// An old busy room and a recent one: room for 20 ids beyond every room's minimum, and 2 x 480 such ids.
+		const rooms = { ...quietRooms, old: roomOf('old', MAX_IDS_PER_ROOM, 0), recent: roomOf('recent', MAX_IDS_PER_ROOM, 10_000_000) };
+		const trimmed = windowsWithinTotal(rooms);
+		const total = Object.values(trimmed).reduce((sum, room) => sum + Object.keys(room.seen).length, 0);
+		expect(total).toBe(MAX_IDS_KEPT);
+		expect(Object.keys(trimmed.old.seen)).toHaveLength(MIN_IDS_PER_ROOM);
+		expect(Object.keys(trimmed.recent.seen)).toHaveLength(MIN_IDS_PER_ROOM * 2);
+		// The recent room's floor: its newest id dropped, at its own time.
+		const recentDropped = MAX_IDS_PER_ROOM - MIN_IDS_PER_ROOM * 2 - 1;
+		expect(trimmed.recent.seenFrom).toEqual({ at: new Date(10_000_000 + recentDropped * 1000).toISOString(), uids: [`recent-${recentDropped}`] });
+		expect(trimmed.q0).toBe(rooms.q0);
 	});
 });
