@@ -9,3 +9,15 @@ export function couldNotRecord(context: IExecuteFunctions, deliveryIds: string[]
 		{ description: "Check that n8n can write to its database. n8n answers this delivery with an error, so the service delivers it again on its retry schedule." },
 	);
 }
+
+/** A delivery whose runs were cut `attempts` times (their processes stopped in the middle): this run does not try again. */
+export function cutTooOften(context: IExecuteFunctions, deliveryIds: string[], attempts: number): NodeOperationError {
+	return new NodeOperationError(
+		context.getNode(),
+		`Delivery ${deliveryIds.join(', ')} was started by ${attempts} runs whose n8n process stopped before they ended, so this run stops before the next node`,
+		{
+			description:
+				"Find why n8n's workers stop in the middle of this workflow (out of memory, killed by the host): each further delivery of the event fails the same way. n8n answers the service with an error, and it delivers the event again until its retry schedule ends.",
+		},
+	);
+}

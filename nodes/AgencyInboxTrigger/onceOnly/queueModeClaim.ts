@@ -22,7 +22,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import { DeliveryLog } from '../deliveryLog';
-import { couldNotRecord } from './claimFailure';
+import { couldNotRecord, cutTooOften } from './claimFailure';
 import { isHeldByLiveProcess, wasHeldThrough } from './deliveryLease';
 import { claimEntry, tokenEntry } from './storeEntries';
 import { type DeliveryStore, storeOf, storeTiming } from './storeLine';
@@ -30,8 +30,8 @@ import type { TriggerState } from './triggerMemory';
 
 /** How often a claim overwritten by another delivery's run is recorded again before the run fails. */
 const CLAIM_ROUNDS = 8;
-/** Cut runs of one delivery after which a run gives up (the service retries it later). */
-const MAX_ATTEMPTS = 20;
+/** Cut runs of one delivery after which a run gives up (the service retries it later, and each retry fails the same way). */
+export const MAX_ATTEMPTS = 20;
 
 export async function claimOthersDeliveries(context: IExecuteFunctions, state: TriggerState, ids: string[], nowMs: number): Promise<Set<string>> {
 	// Taken before anything is awaited: a second run of the same id in this process at once fails at once.
@@ -71,9 +71,10 @@ async function claimInStore(context: IExecuteFunctions, state: TriggerState, sto
 		// The lease lapsed: the next attempt is claimed (its winner reads whether the run before was held through or cut).
 		pending = held;
 		for (const deliveryId of pending) attempts.set(deliveryId, attempts.get(deliveryId)! + 1);
-		if (pending.some((deliveryId) => attempts.get(deliveryId)! >= MAX_ATTEMPTS)) {
+		const cutOften = pending.filter((deliveryId) => attempts.get(deliveryId)! >= MAX_ATTEMPTS);
+		if (cutOften.length > 0) {
 			giveBack(state, store, [...owned], attempts, execution);
-			throw couldNotRecord(context, pending);
+			throw cutTooOften(context, cutOften, MAX_ATTEMPTS);
 		}
 	}
 	return owned;

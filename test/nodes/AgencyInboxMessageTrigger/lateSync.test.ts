@@ -181,7 +181,7 @@ describe('The windows of ids read, within their total', () => {
 	it(`past ${MAX_IDS_KEPT}, drops the oldest ids beyond each room's newest ${MIN_IDS_PER_ROOM}, whichever room they are in, and raises that room's floor`, () => {
 		const quietRooms = Object.fromEntries(Array.from({ length: MAX_IDS_KEPT / MIN_IDS_PER_ROOM - 3 }, (_, i) => [`q${i}`, roomOf(`q${i}`, MIN_IDS_PER_ROOM, 1_000_000)]));
 		// An old busy room and a recent one: room for 20 ids beyond every room's minimum, and 2 x 480 such ids.
-		const rooms = { ...quietRooms, old: roomOf('old', MAX_IDS_PER_ROOM, 0), recent: roomOf('recent', MAX_IDS_PER_ROOM, 10_000_000) };
+		const rooms: Record<string, ReturnType<typeof roomOf>> = { ...quietRooms, old: roomOf('old', MAX_IDS_PER_ROOM, 0), recent: roomOf('recent', MAX_IDS_PER_ROOM, 10_000_000) };
 		const trimmed = windowsWithinTotal(rooms);
 		const total = Object.values(trimmed).reduce((sum, room) => sum + Object.keys(room.seen).length, 0);
 		expect(total).toBe(MAX_IDS_KEPT);

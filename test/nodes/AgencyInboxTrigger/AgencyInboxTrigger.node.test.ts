@@ -9,6 +9,8 @@ import { processMemoryStores } from '../../../nodes/shared/processMemory';
 import { pipelineTiming } from '../../../nodes/shared/transport';
 import { AgencyInboxTrigger } from '../../../nodes/AgencyInboxTrigger/AgencyInboxTrigger.node';
 import { leaseTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly/deliveryLease';
+import { MAX_ATTEMPTS } from '../../../nodes/AgencyInboxTrigger/onceOnly/queueModeClaim';
+import { claimEntry, tokenEntry } from '../../../nodes/AgencyInboxTrigger/onceOnly/storeEntries';
 import { storeTiming } from '../../../nodes/AgencyInboxTrigger/onceOnly/storeLine';
 import { deduplicationStore } from '../../helpers/deduplicationStore';
 import type { TriggerWorkflow } from '../../helpers/engine';
@@ -432,6 +434,17 @@ describe('Agency Inbox Trigger: queue mode (a webhook process accepts, a worker 
 		const retried = await acceptIn(elsewhere, 'msg_held_through', retryOf('msg_held_through'));
 		const run = await inAnotherProcess(triggerWith({}, secrets, {}, 'queue-held-through')).runStartedBy(retried.items);
 		expect({ error: run.data.resultData.error?.message, passed: triggerOutput(run) }).toEqual({ error: undefined, passed: [] });
+	});
+
+	it(`stops a delivery whose runs were cut ${MAX_ATTEMPTS} times, and says so`, async () => {
+		const webhookProcess = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-cut-often'));
+		const accepted = await acceptIn(webhookProcess, 'msg_cut_often');
+		// Each attempt claimed by a run whose worker died (its token there, its lease long lapsed).
+		const claims = Array.from({ length: MAX_ATTEMPTS }, (_, attempt) => claimEntry('msg_cut_often', attempt));
+		deduplicationStore().record('node', { workflow: webhookProcess.workflow, node: webhookProcess.node }, [...claims, ...claims.map((claim) => tokenEntry(claim, 'a-killed-worker'))]);
+		const run = await inAnotherProcess(triggerWith({}, secrets, {}, 'queue-cut-often')).runStartedBy(accepted.items);
+		expect(run.data.resultData.error?.message).toBe(`Delivery msg_cut_often was started by ${MAX_ATTEMPTS} runs whose n8n process stopped before they ended, so this run stops before the next node`);
+		expect(triggerOutput(run)).toEqual([]);
 	});
 
 	it('lets the same execution through when n8n runs it again from its start (n8n 1.x re-runs a stalled job)', async () => {
