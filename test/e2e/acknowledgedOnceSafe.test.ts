@@ -190,6 +190,11 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		// The service's re-delivery had run it once already; the Retry runs it once more, as asked.
 		expect(before.get(deliveryId)).toBe(1);
 		expect((await repliesPerDelivery(sandbox.origin)).get(deliveryId)).toBe(2);
+		// Its item names the execution that ran the delivery again: the one whose reply went out.
+		const [retriedItem] = await recordedOutput(n8n!, retried.id, 'Client Message');
+		const ranAgainIn = String(retriedItem.ranAgainIn);
+		expect(ranAgainIn).not.toBe(crashed.id);
+		expect(await recordedOutput(n8n!, ranAgainIn, 'Send Auto-Reply')).toEqual([expect.objectContaining({ message: `Auto-reply to delivery ${deliveryId}` })]);
 	});
 
 	it("the user's Retry of a failed execution reaches the next node; the service's re-delivery of it started no run", async () => {

@@ -417,6 +417,17 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const attempts = await attemptsOf(heldDelivery.deliveryId);
 			figures['the cut delivery, as the service saw each attempt'] = attempts.map((attempt) => attempt.status ?? attempt.error);
 			expect({ last: attempts.at(-1)?.status, earlier200: attempts.slice(0, -1).filter((attempt) => attempt.status === 200).length, any409: attempts.some((attempt) => attempt.status === 409) }).toEqual({ last: 200, earlier200: 0, any409: true });
+
+			// The user's Retry of the killed run's execution: n8n replaced its data with the stalled job's error
+			// (no items left to run), so the Retry ends at once with that error, and nothing runs again.
+			const response = await fetch(`${main().url}/rest/executions/${held[0].id}/retry`, { method: 'POST', headers: main().restHeaders, body: JSON.stringify({ loadWorkflow: false }) });
+			const retriedId = ((await response.json()) as { data: { id: string } }).data.id;
+			const retried = await waitFor('the Retry ended', async () => (await allExecutionsOf(WORKFLOWS.burst)).find((execution) => execution.id === retriedId), (execution) => execution !== undefined && execution.status !== 'running' && execution.status !== 'new');
+			const retriedData = JSON.stringify(await getN8nJson<unknown>(`${main().url}/rest/executions/${retriedId}`, main().restHeaders));
+			figures['the Retry of the killed run'] = retried!.status;
+			expect({ status: retried!.status, stalled: retriedData.includes('failed to be processed too many times') }).toEqual({ status: 'error', stalled: true });
+			await sleep(5_000);
+			expect((await repliesPerDelivery(sandbox.origin)).get(heldDelivery.deliveryId)).toBe(1);
 		});
 
 		it('behind a round-robin balancer over two webhook processes, the one that accepted it restarted after the kill: whichever process a retry reaches, each delivery has its effect once, and no 200 comes before it', async () => {

@@ -6,7 +6,7 @@
  * static data without the others' ids (n8n writes it whole, the last save wins), and when the service
  * had stopped waiting, n8n's answer reached only this process's memory, gone with a restart. The entry
  * and the open entry both there: an earlier run started and its end is not known (a crash), so it runs
- * again. The open entry is removed once n8n has answered the run (triggerMemory.ts `answerEnded`).
+ * again (runsAgain.ts notes it). The open entry is removed once n8n has answered the run (triggerMemory.ts `answerEnded`).
  * Where n8n has no store, the run goes on.
  */
 import type { IExecuteFunctions } from 'n8n-workflow';
@@ -14,11 +14,13 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { deliveryEntry, openEntry } from './storeEntries';
 import { storeOf } from './storeLine';
 import { couldNotRecord } from './claimFailure';
+import type { Claimed } from './runsAgain';
 import type { TriggerState } from './triggerMemory';
 
-export async function claimOwnDeliveries(context: IExecuteFunctions, state: TriggerState, ids: string[], nowMs: number): Promise<Set<string>> {
+export async function claimOwnDeliveries(context: IExecuteFunctions, state: TriggerState, ids: string[], nowMs: number): Promise<Claimed> {
 	const store = storeOf(context);
 	const owned = new Set(ids);
+	let runAgain: string[] = [];
 	if (store && ids.length > 0) {
 		state.store = store;
 		const recorded = await state.storeLine.record(store, ids.flatMap((deliveryId) => [deliveryEntry(deliveryId), openEntry(deliveryId)])).catch(() => {
@@ -30,7 +32,8 @@ export async function claimOwnDeliveries(context: IExecuteFunctions, state: Trig
 			state.finished.add(deliveryId, nowMs);
 		}
 		if (endedBefore.length > 0) state.storeLine.remove(store, endedBefore.map(openEntry));
+		runAgain = ids.filter((deliveryId) => recorded.has(openEntry(deliveryId)));
 	}
 	for (const deliveryId of owned) if (state.running.has(deliveryId)) state.ranHere.add(deliveryId);
-	return owned;
+	return { owned, runAgain };
 }

@@ -26,6 +26,7 @@ import { couldNotRecord, cutTooOften } from './claimFailure';
 import { isHeldByLiveProcess, wasHeldThrough } from './deliveryLease';
 import { claimEntry, tokenEntry } from './storeEntries';
 import { type DeliveryStore, storeOf, storeTiming } from './storeLine';
+import type { Claimed } from './runsAgain';
 import type { TriggerState } from './triggerMemory';
 
 /** How often a claim overwritten by another delivery's run is recorded again before the run fails. */
@@ -33,24 +34,25 @@ const CLAIM_ROUNDS = 8;
 /** Cut runs of one delivery after which a run gives up (the service retries it later, and each retry fails the same way). */
 export const MAX_ATTEMPTS = 20;
 
-export async function claimOthersDeliveries(context: IExecuteFunctions, state: TriggerState, ids: string[], nowMs: number): Promise<Set<string>> {
+export async function claimOthersDeliveries(context: IExecuteFunctions, state: TriggerState, ids: string[], nowMs: number): Promise<Claimed> {
 	// Taken before anything is awaited: a second run of the same id in this process at once fails at once.
 	const inClaim = ids.filter((deliveryId) => state.claiming.has(deliveryId));
 	if (inClaim.length > 0) throw heldElsewhere(context, inClaim);
 	for (const deliveryId of ids) state.claiming.add(deliveryId);
 	try {
 		const store = storeOf(context);
-		if (!store) return claimWithoutStore(state, ids, nowMs);
+		if (!store) return { owned: claimWithoutStore(state, ids, nowMs), runAgain: [] };
 		return await claimInStore(context, state, store, ids);
 	} finally {
 		for (const deliveryId of ids) state.claiming.delete(deliveryId);
 	}
 }
 
-async function claimInStore(context: IExecuteFunctions, state: TriggerState, store: DeliveryStore, ids: string[]): Promise<Set<string>> {
+async function claimInStore(context: IExecuteFunctions, state: TriggerState, store: DeliveryStore, ids: string[]): Promise<Claimed> {
 	const execution = String(context.getExecutionId?.() || randomBytes(9).toString('base64url'));
 	const attempts = new Map(ids.map((deliveryId) => [deliveryId, 0]));
 	const owned = new Set<string>();
+	const runAgain: string[] = [];
 	let pending = ids;
 	while (pending.length > 0) {
 		const { won, held } = await claimAttempt(context, state, store, pending, attempts, execution);
@@ -62,6 +64,7 @@ async function claimInStore(context: IExecuteFunctions, state: TriggerState, sto
 			const ran = await filterAsync(won.filter((deliveryId) => attempts.get(deliveryId)! > 0), (deliveryId) => wasHeldThrough(state.storeLine, store, deliveryId));
 			giveBack(state, store, ran, attempts, execution);
 			for (const deliveryId of won) if (!ran.includes(deliveryId)) owned.add(deliveryId);
+			runAgain.push(...won.filter((deliveryId) => attempts.get(deliveryId)! > 0 && !ran.includes(deliveryId)));
 		}
 		const heldByLive = await filterAsync(held, (deliveryId) => isHeldByLiveProcess(state.storeLine, store, deliveryId));
 		if (heldByLive.length > 0) {
@@ -77,7 +80,7 @@ async function claimInStore(context: IExecuteFunctions, state: TriggerState, sto
 			throw cutTooOften(context, cutOften, MAX_ATTEMPTS);
 		}
 	}
-	return owned;
+	return { owned, runAgain };
 }
 
 /** One round of claims of the current attempts: those this execution won, and those another run holds. */

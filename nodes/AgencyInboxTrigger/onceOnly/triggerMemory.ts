@@ -11,6 +11,7 @@ import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { nodeOwnerOf, processStore } from '../../shared/processMemory';
 import { DELIVERY_MEMORY_MS, DeliveryLog, MAX_REMEMBERED_DELIVERIES } from '../deliveryLog';
 import { Leases } from './deliveryLease';
+import type { RunsAgain } from './runsAgain';
 import { openEntry } from './storeEntries';
 import { type DeliveryStore, StoreLine } from './storeLine';
 
@@ -52,6 +53,8 @@ export interface TriggerState {
 	runsOwnDeliveries: boolean;
 	/** The hour of the last warning about forgotten ids. */
 	warnedHour: number;
+	/** Deliveries run again here after a cut run, and by which execution (runsAgain.ts). */
+	runsAgain: RunsAgain;
 }
 
 const triggers = processStore<TriggerState>({
@@ -78,6 +81,7 @@ export function stateOf(context: IWebhookFunctions | IExecuteFunctions): Trigger
 			claiming: new Set(),
 			runsOwnDeliveries: false,
 			warnedHour: -1,
+			runsAgain: new Map(),
 		};
 		return state;
 	});

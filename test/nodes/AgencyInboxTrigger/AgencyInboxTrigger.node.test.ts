@@ -323,6 +323,28 @@ describe('Agency Inbox Trigger: the user\'s Retry and the Test URL', () => {
 		expect(persistedStaticData(trigger)).toEqual(saved);
 	});
 
+	it("names in a crashed execution's Retry the execution that ran its delivery again (from memory, or the static data it loads), null where none did", async () => {
+		const trigger = triggerWith({}, secrets, {}, 'retry-after-rerun');
+		const accepted = await receive(trigger, signedRequest(body, productionSecret, { id: 'msg_rerun' }));
+		const other = await receive(trigger, signedRequest(body, productionSecret, { id: 'msg_not_rerun' }));
+		// Both runs started, then n8n was killed: no answer, no save at their end.
+		const staticDataAtStart = persistedStaticData(trigger);
+		await trigger.runStartedBy(accepted.workflowData![0]);
+		await trigger.runStartedBy(other.workflowData![0]);
+		const restarted = inAnotherProcess(triggerWith({}, secrets, staticDataAtStart, 'retry-after-rerun'));
+		const again = await receive(restarted, signedRequest(body, productionSecret, { id: 'msg_rerun', at: new Date(Date.now() + 5_000) }));
+		expect(triggerOutput(await restarted.runStartedBy(again.workflowData![0], 'webhook', { executionId: 'execution-42' }))).toHaveLength(1);
+
+		const retryIn = async (process: TriggerWorkflow, items: INodeExecutionData[], staticData: IDataObject) =>
+			triggerOutput(await process.runStartedBy(items, 'retry', { staticData, executionId: 'execution-43' }))[0];
+		// In the process that ran it again; in another with the static data saved since; with the cut run's own.
+		expect(await retryIn(restarted, accepted.workflowData![0], staticDataAtStart)).toMatchObject({ deliveryId: 'msg_rerun', ranAgainIn: 'execution-42' });
+		const elsewhere = inAnotherProcess(triggerWith({}, secrets, {}, 'retry-after-rerun'));
+		expect(await retryIn(elsewhere, accepted.workflowData![0], persistedStaticData(restarted))).toMatchObject({ deliveryId: 'msg_rerun', ranAgainIn: 'execution-42' });
+		expect(await retryIn(inAnotherProcess(triggerWith({}, secrets, {}, 'retry-after-rerun')), accepted.workflowData![0], staticDataAtStart)).toMatchObject({ ranAgainIn: null });
+		expect(await retryIn(restarted, other.workflowData![0], persistedStaticData(restarted))).toMatchObject({ deliveryId: 'msg_not_rerun', ranAgainIn: null });
+	});
+
 	it('shows a test delivery whatever production did with the same id; a listening session that ends leaves production as it was', async () => {
 		const service = createServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{"data":{"uid":"agency-1"}}'));
 		await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
@@ -391,7 +413,10 @@ describe('Agency Inbox Trigger: queue mode (a webhook process accepts, a worker 
 		const again = await receive(webhookProcess, retryOf('msg_worker_killed'));
 		// Another worker runs it: the first run's lease lapsed, so it claims the next attempt.
 		const thirdWorker = inAnotherProcess(triggerWith({}, secrets, {}, 'queue-killed-worker'));
-		expect(triggerOutput(await thirdWorker.runStartedBy(again.workflowData![0]))).toEqual([expect.objectContaining({ deliveryId: 'msg_worker_killed' })]);
+		expect(triggerOutput(await thirdWorker.runStartedBy(again.workflowData![0], 'webhook', { executionId: 'execution-7' }))).toEqual([expect.objectContaining({ deliveryId: 'msg_worker_killed' })]);
+		// A Retry of the killed run's execution (where n8n kept its data) names the one that ran it again.
+		const retried = await inAnotherProcess(triggerWith({}, secrets, {}, 'queue-killed-worker')).runStartedBy(killed.items, 'retry', { staticData: persistedStaticData(thirdWorker) });
+		expect(triggerOutput(retried)).toEqual([expect.objectContaining({ deliveryId: 'msg_worker_killed', ranAgainIn: 'execution-7' })]);
 	});
 
 	it('decides a re-delivery from the store at any webhook process: while the run goes on in a live worker, the re-delivery\'s run fails (never a 200 without the effect); once that worker was killed, it runs once', async () => {
