@@ -5,13 +5,28 @@
 export class MonotonicClock {
 	private lastMs: number;
 
-	constructor(startAfterMs: number) {
+	/** `offsetMs`: how far this clock runs ahead of the machine's (negative: behind), as another host's may. */
+	constructor(
+		startAfterMs: number,
+		public offsetMs = 0,
+	) {
 		this.lastMs = startAfterMs;
 	}
 
+	/** Starts again after `startAfterMs` (a reseeded state), `offsetMs` from the machine's clock. */
+	restart(startAfterMs: number, offsetMs: number): void {
+		this.lastMs = startAfterMs;
+		this.offsetMs = offsetMs;
+	}
+
 	nowMs(): number {
-		this.lastMs = Math.max(Date.now(), this.lastMs + 1);
+		this.lastMs = Math.max(Date.now() + this.offsetMs, this.lastMs + 1);
 		return this.lastMs;
+	}
+
+	/** The time now without taking it for a change (the Date header of an answer). */
+	peekMs(): number {
+		return Math.max(Date.now() + this.offsetMs, this.lastMs);
 	}
 
 	nowIso(): string {

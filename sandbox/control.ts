@@ -126,6 +126,12 @@ export function handleControl(ctx: ControlContext, method: string, route: string
 			case 'POST /variants':
 				Object.assign(core.variants, checkVariants(body));
 				return json({ data: core.variants });
+			case 'GET /clock':
+				return json({ data: { offsetMs: core.clock.offsetMs } });
+			case 'POST /clock':
+				if (typeof body.offsetMs !== 'number' || !Number.isFinite(body.offsetMs)) throw new BadRequest('offsetMs must be a number of milliseconds (the service\'s clock ahead of this machine\'s; negative: behind).');
+				core.clock.offsetMs = body.offsetMs;
+				return json({ data: { offsetMs: core.clock.offsetMs } });
 			case 'POST /reset':
 				core.reset();
 				simulator.rewind();

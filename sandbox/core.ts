@@ -52,11 +52,13 @@ export interface CoreSettings {
 	maxPageSize: number;
 	/** The variants to start with; `SandboxCore.variants` holds the current ones. */
 	variants: SandboxVariants;
+	/** How far the service's clock runs ahead of the machine's (negative: behind); default 0. */
+	clockOffsetMs?: number;
 }
 
 export class SandboxCore {
 	readonly state: SandboxState;
-	readonly clock = new MonotonicClock(SEED_HISTORY_END_MS);
+	readonly clock: MonotonicClock;
 	rng: Random;
 	readonly faults: Fault[] = [];
 	readonly requests: RequestLogEntry[] = [];
@@ -68,6 +70,7 @@ export class SandboxCore {
 		readonly limiter: RollingWindowLimiter,
 		readonly webhooks: WebhookSender,
 	) {
+		this.clock = new MonotonicClock(SEED_HISTORY_END_MS, settings.clockOffsetMs);
 		this.state = seedState(settings.seed, settings.proposals, settings.rooms);
 		this.rng = new Random(settings.seed ^ 0x5eed);
 		this.variants = { ...settings.variants };
@@ -76,11 +79,12 @@ export class SandboxCore {
 	/**
 	 * Reseeds the data in place (so references to `state` stay valid) and clears logs, faults, rate
 	 * counters and the webhooks not yet delivered (no retry of an event of before the reset reaches the
-	 * endpoints); keeps the variants and the endpoints.
+	 * endpoints); the clock starts again at its first offset; keeps the variants and the endpoints.
 	 */
 	reset(): void {
 		this.webhooks.forgetPending();
 		Object.assign(this.state, seedState(this.settings.seed, this.settings.proposals, this.settings.rooms));
+		this.clock.restart(SEED_HISTORY_END_MS, this.settings.clockOffsetMs ?? 0);
 		this.rng = new Random(this.settings.seed ^ 0x5eed);
 		this.faults.length = 0;
 		this.requests.length = 0;

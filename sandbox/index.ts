@@ -51,6 +51,8 @@ export interface SandboxOptions {
 	host?: string;
 	/** Readings of what the spec leaves open (default DEFAULT_VARIANTS); changeable later through /_sandbox/variants. */
 	variants?: Partial<SandboxVariants>;
+	/** How far the service's clock (its times and its answers' Date header) runs ahead of this machine's; negative: behind. Default 0. */
+	clockOffsetMs?: number;
 }
 
 export interface Sandbox {
@@ -83,7 +85,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const apiKeys = ['sandbox-key-1', 'sandbox-key-2'];
 	const webhooks = new WebhookSender(signingSecret, options.webhookTimeScale ?? 1, options.webhookAnswerTimeoutMs);
 	const limiter = new RollingWindowLimiter(options.requestsPerMinute ?? 20, options.rateLimitWindowMs);
-	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, rooms: options.rooms ?? DEFAULT_ROOM_COUNT, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE, maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE, variants }, limiter, webhooks);
+	const core = new SandboxCore({ seed, proposals: options.proposals ?? 300, rooms: options.rooms ?? DEFAULT_ROOM_COUNT, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE, maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE, variants, clockOffsetMs: options.clockOffsetMs }, limiter, webhooks);
 	const simulator = new Simulator(core, seed);
 	const keyIds = new Map(apiKeys.map((key, i) => [key, `key-${i + 1}`]));
 

@@ -87,7 +87,8 @@ export function createRequestHandler(ctx: ServerContext) {
 		else handling = Promise.resolve(problem(404, `Nothing at ${url.pathname}; the API is under ${BASE_PATH}/v1 and control endpoints under ${CONTROL_PREFIX}/.`, url.pathname));
 		handling
 			.catch((error: Error) => problem(500, `Sandbox error: ${error.message}`, url.pathname))
-			.then((response) => (response.drop ? res.destroy() : send(res, response)))
+			// The Date header from the service's own clock, as a host sets it from its clock.
+			.then((response) => (response.drop ? res.destroy() : send(res, { ...response, headers: { date: new Date(ctx.core.clock.peekMs()).toUTCString(), ...response.headers } })))
 			.catch(() => res.destroy());
 	};
 }

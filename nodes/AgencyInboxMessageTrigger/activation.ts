@@ -6,6 +6,7 @@ import type { CanContinue } from '../shared/guardedPoll';
 import type { Mark } from '../shared/marks';
 import { higherMark } from '../shared/marks';
 import { pagesOf } from '../shared/pagination';
+import { serviceTimeOf } from '../shared/transport';
 import { inLastMessageOrder, mayStopBelow, rowsOf, showsSameTimes, topOf } from './roomListOrder';
 import { newSweep } from './roomSweep';
 import type { MessageTriggerState } from './state';
@@ -22,7 +23,8 @@ export const ACTIVATION_PAGING_MS = 20_000;
 /**
  * The newest message time of the rows read: every message written later has a time after it. When the
  * activation was cut, rooms it did not read may hold messages written before it but newer than those
- * rows: then the line is the activation's start by n8n's clock, if later (docs/assumptions.md).
+ * rows: then the line is the activation's start, if later, by the service's clock (the Date header of
+ * its first answer: message times come from that clock), else by n8n's (docs/assumptions.md).
  */
 function historyLineOf(rowsRead: RoomRow[], cutAtMs: number | undefined): Mark | null {
 	const newestRead = topOf(rowsRead);
@@ -39,17 +41,21 @@ function historyLineOf(rowsRead: RoomRow[], cutAtMs: number | undefined): Mark |
  * message, a re-sync) is above that one. The history line is the newest message time of the rows it
  * read (null: no room has a message). It pages until `canContinue` says no (ACTIVATION_PAGING_MS):
  * then the next polls go on with the list from where it stopped, as with a poll cut at its deadline,
- * and the history line is at least its start (`historyLineOf`).
+ * and the history line is at least its start by the service's clock (`historyLineOf`).
  */
 export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => number, canContinue: CanContinue = () => true): Promise<MessageTriggerState> {
 	const startedAt = now();
+	let serviceStartedAt: number | undefined;
 	const sweep: RoomRow[] = [];
 	let firstPageTop: Mark | undefined;
 	let pages = 0;
 	let resumeAt: string | undefined;
 	for await (const { page, next } of pagesOf(fetchRooms)) {
 		const rows = rowsOf(page);
-		if (pages++ === 0) firstPageTop = topOf(rows);
+		if (pages++ === 0) {
+			firstPageTop = topOf(rows);
+			serviceStartedAt = serviceTimeOf(page);
+		}
 		sweep.push(...rows);
 		const top = topOf(sweep);
 		if (top && mayStopBelow([sweep], top)) break;
@@ -61,7 +67,7 @@ export async function bootstrapMessages(fetchRooms: FetchRoomsPage, now: () => n
 	const again = pages > 1 && resumeAt === undefined ? await readTopAgain(fetchRooms, sweep, canContinue) : undefined;
 	const reads = again ? [sweep, again.rows] : [sweep];
 	const cut = resumeAt !== undefined || again?.cut === true;
-	const history = historyLineOf(reads.flat(), cut ? startedAt : undefined);
+	const history = historyLineOf(reads.flat(), cut ? (serviceStartedAt ?? startedAt) : undefined);
 	const contradiction = !inLastMessageOrder(reads);
 	const begun: Pick<MessageTriggerState, 'allPagesReadAt' | 'sweep'> =
 		resumeAt === undefined ? { allPagesReadAt: new Date(startedAt).toISOString() } : { sweep: { cursor: resumeAt, ...newSweep(startedAt, firstPageTop), contradiction } };

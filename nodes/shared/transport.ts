@@ -232,5 +232,17 @@ export async function requestEnvelope(
 		secret: credentials.apiKey,
 		itemIndex,
 	});
-	return asEnvelope(response.body);
+	const envelope = asEnvelope(response.body);
+	const answeredAt = Date.parse(String((response.headers as IDataObject | undefined)?.date ?? ''));
+	// On the envelope itself, hidden from its fields (a symbol, not enumerable): it goes where the envelope goes.
+	if (!Number.isNaN(answeredAt)) Object.defineProperty(envelope, ANSWERED_AT, { value: answeredAt });
+	return envelope;
+}
+
+/** When the service answered an envelope, by its own clock (its Date header, to the second). */
+const ANSWERED_AT = Symbol('answered at, by the service clock');
+
+/** The service's clock when it answered with `envelope`; undefined where it sent no Date header (the spec shows none). */
+export function serviceTimeOf(envelope: object): number | undefined {
+	return (envelope as { [ANSWERED_AT]?: number })[ANSWERED_AT];
 }

@@ -227,6 +227,27 @@ describe('Agency Inbox Message Trigger where one poll cannot read every page of 
 		expect(next.flatMap((poll) => poll.emitted)).toEqual([]);
 	});
 
+	it.each([
+		['behind', -120_000],
+		['ahead of', 120_000],
+	])("an activation cut at its deadline, the service's clock 2 minutes %s n8n's: its history line is the service's time (the Date header), so nothing before it arrives and nothing after it is lost", async (_label, offsetMs) => {
+		await useOrder('createdAt');
+		await control('POST', 'clock', { offsetMs });
+		const order = inCreationOrder();
+		const before = await clientMessage(order.at(-1)!);
+		jest.setSystemTime(Date.now() + 1_000);
+		stepMs = ACTIVATION_STEP_MS;
+		const trigger = newTrigger();
+		expect(await trigger.poll()).toBeNull();
+		expect(sweepInProgress(trigger)).toBeDefined();
+
+		stepMs = POLL_STEP_MS;
+		const after = await clientMessage(order.at(-1)!);
+		const emitted = (await pollsOfOneSweep(trigger)).flatMap((poll) => poll.emitted);
+		expect({ before: emitted.includes(before), after: emitted.filter((storyId) => storyId === after).length }).toEqual({ before: false, after: 1 });
+		expect(emitted).toEqual([after]);
+	});
+
 	it('a saved cursor the service refuses (400) starts the sweep again from the top; no message is lost', async () => {
 		await useOrder('createdAt');
 		const trigger = await activatedTrigger();
