@@ -15,8 +15,16 @@ const OWNER_FILE = '.agency-inbox-owner-pid';
 const owned = new Set();
 let hooked = false;
 
+/**
+ * Removes a folder whole. A process that has just stopped may still be writing into it (npm's cache
+ * under a stopped n8n: ENOTEMPTY in a clean-clone run), so the removal tries again for up to 5 s.
+ */
+function removeFolder(dir) {
+	fs.rmSync(dir, { recursive: true, force: true, maxRetries: 25, retryDelay: 200 });
+}
+
 function removeOwned() {
-	for (const dir of owned) fs.rmSync(dir, { recursive: true, force: true });
+	for (const dir of owned) removeFolder(dir);
 	owned.clear();
 }
 
@@ -68,7 +76,7 @@ function removeAbandonedTempDirs(root = os.tmpdir()) {
 		const dir = path.join(root, name);
 		const pid = ownerOf(dir);
 		if (!Number.isInteger(pid) || pid <= 0 || isAlive(pid)) continue;
-		fs.rmSync(dir, { recursive: true, force: true });
+		removeFolder(dir);
 		removed.push(dir);
 	}
 	return removed;
@@ -87,7 +95,7 @@ function makeTempDir(name) {
 /** Removes a folder made by makeTempDir now (it would be removed at exit anyway). */
 function removeTempDir(dir) {
 	owned.delete(dir);
-	fs.rmSync(dir, { recursive: true, force: true });
+	removeFolder(dir);
 }
 
 module.exports = { makeTempDir, removeTempDir, removeAbandonedTempDirs, OWNER_FILE };
