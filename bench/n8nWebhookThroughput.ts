@@ -34,21 +34,19 @@ import path from 'node:path';
 import { STORE_ENTRIES } from '../nodes/AgencyInboxTrigger/onceOnly/storeLine';
 import { startSandbox } from '../sandbox';
 import { NODE_TYPES, SAMPLE_CREDENTIAL, buildPackage, installIntoN8n, triggerWebhooks } from '../scripts/n8n/agencyInbox';
-import { webhookTriggerSource, writeCommunityPackage } from '../scripts/n8n/generatedPackage';
 import { ensureN8n, prepareUserFolder, startN8n, type RunningN8n, type WorkflowToImport } from '../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION, captureOutput } from '../scripts/n8n/install';
 import { runLoad, type PreparedRequest } from '../scripts/n8n/loadGenerator';
 import { signedDelivery } from '../scripts/n8n/signedWebhook';
 import { TRIGGER_NODE_NAME, oneDayOfDeliveries, serviceDeliveryId, staticDataWith } from './deliveryMemory';
+import { loadSettings } from './support/loadSettings';
+import { MINIMAL_WORKFLOW, minimalTriggerUrl, writeMinimalTriggerPackage } from './support/minimalTrigger';
 import { cpuMsOf, finishedRunsAfter, median, newestExecutionId, runDurationMs } from './support/n8nRuns';
 import { REFERENCE_COMMIT, installReferencePackage, withReferenceTrigger } from './support/referencePackage';
 
 const TARGETS = { processedRatio: 0.9, aloneExtraMs: 100, underLoadRatio: 2 };
 const n8nVersion = SELECTED_N8N_VERSION;
-const deliveriesPerRound = Number(process.env.BENCH_DELIVERIES || 200);
-const concurrency = Number(process.env.BENCH_CONCURRENCY || 8);
-const rounds = Number(process.env.BENCH_ROUNDS || 2);
-const aloneRuns = Number(process.env.BENCH_ALONE_RUNS || 12);
+const { deliveriesPerRound, concurrency, rounds, aloneRuns } = loadSettings({ deliveriesPerRound: 200, aloneRuns: 12 });
 /** The service's usual traffic (README), and the day of 100,000 of issue 28 for one more receiver. */
 const deliveriesPerDay = Number(process.env.BENCH_DELIVERIES_PER_DAY || 10_000);
 const busyDay = 100_000;
@@ -59,16 +57,6 @@ const WARM_UP_DELIVERIES = 30;
 const EVENT_TYPE = 'chat.message.sent';
 const EVENT_DATA = { proposal: { uid: 'prop-0001' }, message: { text: 'Could we schedule a call this week?' }, chat: { id: 'room-001' } };
 
-const MINIMAL_PACKAGE = 'n8n-nodes-bench-floor';
-const MINIMAL_WEBHOOK_ID = '9a8b7c6d-0000-4000-8000-00000000a003';
-const MINIMAL_TRIGGER = webhookTriggerSource({
-	className: 'BenchFloorTrigger',
-	name: 'benchFloorTrigger',
-	displayName: 'Bench Floor Trigger',
-	description: 'Starts the workflow with any POST body, verifying nothing',
-	path: 'delivery',
-	responseMode: 'onReceived',
-});
 const HAND_BUILT_PATH = 'bench-hand-built';
 
 type Kind = 'ours' | 'reference' | 'minimal' | 'handBuilt';
@@ -102,15 +90,6 @@ function ourWorkflow(suffix: string, serial: number, staticData: object): Workfl
 		staticData,
 	};
 }
-
-const MINIMAL_WORKFLOW: WorkflowToImport = {
-	id: 'benchFloorTrig01',
-	name: 'Bench: the minimal community trigger',
-	nodes: [
-		{ id: '9a8b7c6d-0000-4000-8000-00000000b003', name: 'Bench Floor Trigger', type: `${MINIMAL_PACKAGE}.benchFloorTrigger`, typeVersion: 1, position: [0, 0], webhookId: MINIMAL_WEBHOOK_ID, parameters: {} },
-	],
-	connections: {},
-};
 
 /**
  * Signature checking built from n8n's nodes. Crypto takes the secret as text, not base64-decoded as
@@ -254,7 +233,7 @@ async function measure(userFolder: string, receivers: Receiver[], secret: string
 		const reference = receivers.find((receiver) => receiver.kind === 'reference');
 		const webhookIdOf = (receiver: Receiver) => (receiver.workflow.nodes[0] as { webhookId: string }).webhookId;
 		if (reference) reference.url = ours[0].url!.replace(webhookIdOf(ours[0]), webhookIdOf(reference));
-		receivers.find((receiver) => receiver.kind === 'minimal')!.url = `${n8n.url}/webhook/${MINIMAL_WEBHOOK_ID}/delivery`;
+		receivers.find((receiver) => receiver.kind === 'minimal')!.url = minimalTriggerUrl(n8n.url);
 		receivers.find((receiver) => receiver.kind === 'handBuilt')!.url = `${n8n.url}/webhook/${HAND_BUILT_PATH}`;
 		console.log(`  ${await checkRemembered(ours[0].url!, secret, rememberedId)}`);
 		for (const receiver of receivers) {
@@ -323,9 +302,7 @@ async function main(): Promise<void> {
 	// Publishing the trigger checks that the service answers (the runs do not call it).
 	const sandbox = await startSandbox();
 	try {
-		const minimalDir = path.join(workDir, MINIMAL_PACKAGE);
-		await writeCommunityPackage(minimalDir, { name: MINIMAL_PACKAGE, nodes: { BenchFloorTrigger: MINIMAL_TRIGGER } });
-		await prepareUserFolder({ userFolder, packageDir: minimalDir, n8nVersion });
+		await prepareUserFolder({ userFolder, packageDir: await writeMinimalTriggerPackage(workDir), n8nVersion });
 		if (REFERENCE_COMMIT) await installReferencePackage(userFolder, REFERENCE_COMMIT, n8nVersion);
 		const workflows = receivers.map((receiver) => receiver.workflow);
 		await installIntoN8n({

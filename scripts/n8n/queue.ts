@@ -283,6 +283,8 @@ export interface StartQueueTopologyOptions extends QueueTopologyOptions {
 	mainPort?: number;
 	webhookPorts?: number[];
 	onOutput?: (name: string, line: string) => void;
+	/** Folders of further built community packages installed beside ours, e.g. a benchmark's minimal trigger. */
+	otherPackageDirs?: string[];
 }
 
 /**
@@ -301,6 +303,7 @@ export async function startQueueTopology(options: StartQueueTopologyOptions): Pr
 	};
 	try {
 		await prepareUserFolder({ userFolder, packageDir: REPO_ROOT, n8nVersion: options.n8nVersion, env: infrastructure.databaseEnv });
+		for (const packageDir of options.otherPackageDirs ?? []) await prepareUserFolder({ userFolder, packageDir, n8nVersion: options.n8nVersion });
 		await installIntoN8n({ userFolder, n8nVersion: options.n8nVersion, credentials: options.credentials, workflows: options.workflows, publish: options.publish, log });
 		const processOptions: QueueProcessOptions = {
 			userFolder,
