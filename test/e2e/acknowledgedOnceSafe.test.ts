@@ -17,7 +17,7 @@ import path from 'node:path';
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { RETRY_DELAYS_SECONDS } from '../../sandbox/webhooks';
 import { NODE_TYPES, buildPackage, installIntoN8n, sandboxCredential } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { N8N_WITHOUT_EDITOR, ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION, captureOutput } from '../../scripts/n8n/install';
 import { signWebhook } from '../../scripts/n8n/signedWebhook';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
@@ -85,7 +85,7 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 	/** Starts n8n; again on the same port, where the service's endpoints point. */
 	const start = async () => {
 		const restartAt = Date.now();
-		n8n = await startN8n({ userFolder, port: n8n?.port, env: { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'info', N8N_GRACEFUL_SHUTDOWN_TIMEOUT: String(GRACEFUL_SHUTDOWN_SECONDS) } });
+		n8n = await startN8n({ userFolder, port: n8n?.port, env: { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'info', N8N_GRACEFUL_SHUTDOWN_TIMEOUT: String(GRACEFUL_SHUTDOWN_SECONDS), ...N8N_WITHOUT_EDITOR } });
 		process.stderr.write(`n8n ready in ${((Date.now() - restartAt) / 1000).toFixed(0)} s\n`);
 	};
 	const productionUrl = (webhookId: string) => `${n8n!.url}/webhook/${webhookId}/webhook`;

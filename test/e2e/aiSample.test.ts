@@ -19,7 +19,7 @@ import {
 	sandboxCredential,
 	triggerWebhooks,
 } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { N8N_WITHOUT_EDITOR, ensureN8n, startN8n, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { draftingModel, replyAbout, startScriptedModel, toolResultOf, type ScriptedModel } from './scriptedModel';
@@ -54,7 +54,7 @@ describe(`the AI sample workflow in a real n8n ${n8nVersion}`, () => {
 			workflows: [sample],
 			publish: [sample.id],
 		});
-		n8n = await startN8n({ userFolder });
+		n8n = await startN8n({ userFolder, env: N8N_WITHOUT_EDITOR });
 		await registerWebhookEndpoints(sandbox.origin, (await triggerWebhooks(n8n.url, [sample])).map((webhook) => webhook.productionUrl));
 
 		await postJson(`${sandbox.origin}/_sandbox/changes`, { kind: 'clientMessage', roomId: room().roomId, text: CLIENT_TEXT });

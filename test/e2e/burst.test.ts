@@ -9,7 +9,7 @@ import path from 'node:path';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { buildPackage, installIntoN8n, sandboxCredential } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, startN8n, type RunningN8n } from '../../scripts/n8n/harness';
+import { N8N_WITHOUT_EDITOR, ensureN8n, startN8n, type RunningN8n } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { ALREADY_RUN, burstDeliveries, burstReplyWorkflow, eachTwiceShuffled, expectOneReplyEach, notExactlyOnce, postBurst, repliesPerDelivery, retried } from './bursts';
@@ -59,7 +59,7 @@ describe(`bursts of deliveries in a real n8n ${n8nVersion}`, () => {
 			workflows: Object.values(AUTO_REPLIES).map((autoReply) => burstReplyWorkflow(autoReply.workflowId, autoReply.webhookId, autoReply.credential)),
 			publish: Object.values(AUTO_REPLIES).map((autoReply) => autoReply.workflowId),
 		});
-		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'info' } });
+		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'info', ...N8N_WITHOUT_EDITOR } });
 	}, SETUP_TIMEOUT_MS);
 
 	afterAll(async () => {

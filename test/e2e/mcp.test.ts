@@ -10,7 +10,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 
 import { startSandbox, type Sandbox } from '../../sandbox';
 import { buildPackage, installIntoN8n, sandboxCredential } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, startN8n, type RunningN8n } from '../../scripts/n8n/harness';
+import { N8N_WITHOUT_EDITOR, ensureN8n, startN8n, type RunningN8n } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { connectMcpClient, mcpWorkflow, type ToolCallResult } from './aiWorkflows';
@@ -73,7 +73,7 @@ describe(`our tools over MCP (n8n's MCP Server Trigger), in a real n8n ${n8nVers
 			],
 			publish: [WORKFLOW_ID],
 		});
-		n8n = await startN8n({ userFolder });
+		n8n = await startN8n({ userFolder, env: N8N_WITHOUT_EDITOR });
 		client = await connect(BEARER_TOKEN);
 	}, SETUP_TIMEOUT_MS);
 

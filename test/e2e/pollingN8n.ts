@@ -6,11 +6,11 @@
 import { createHash } from 'node:crypto';
 
 import { NODE_TYPES, SAMPLE_CREDENTIAL, pollEverySeconds } from '../../scripts/n8n/agencyInbox';
-import type { WorkflowToImport } from '../../scripts/n8n/harness';
+import { N8N_WITHOUT_EDITOR, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { sleep } from './support';
 
 /** What every n8n of these tests runs with: UTC, and debug lines (the triggers' "poll skipped" line is one). */
-export const E2E_N8N_ENV = { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'debug' };
+export const E2E_N8N_ENV = { GENERIC_TIMEZONE: 'UTC', N8N_LOG_LEVEL: 'debug', ...N8N_WITHOUT_EDITOR };
 
 /** n8n 2.37+: poll triggers on the durable scheduler, their cursor committed with the execution. */
 export const DURABLE_SCHEDULER = {

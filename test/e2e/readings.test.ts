@@ -41,7 +41,7 @@ import {
 	triggerWebhooks,
 	type WorkflowNode,
 } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, publishOneByOne, setPublished, startN8n, unpublishWorkflow, type RunJson, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { N8N_WITHOUT_EDITOR, ensureN8n, publishOneByOne, setPublished, startN8n, unpublishWorkflow, type RunJson, type RunningN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
 import { proposalsOfRoom } from '../nodes/AgencyInboxMessageTrigger/roomProposalsHelpers';
@@ -210,7 +210,7 @@ describe(`the polling triggers and the samples in a real n8n ${n8nVersion}, unde
 			workflows: [...sets.flat(), ...switchedOrderWorkflows(sandbox.origin)],
 			publish: [],
 		});
-		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC' } });
+		n8n = await startN8n({ userFolder, env: { GENERIC_TIMEZONE: 'UTC', ...N8N_WITHOUT_EDITOR } });
 		// Every set's webhook samples keep the samples' webhook ids: one production URL each, live while its set is published.
 		await registerWebhookEndpoints(sandbox.origin, (await triggerWebhooks(n8n.url, samples)).map((webhook) => webhook.productionUrl));
 	}, SETUP_TIMEOUT_MS);

@@ -4,7 +4,7 @@
  * files use (an HTTP Request node posting to the sandbox's CRM, a polling trigger feeding it).
  */
 import { buildPackage } from '../../scripts/n8n/agencyInbox';
-import { ensureN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
+import { N8N_WITHOUT_EDITOR, ensureN8n, type WorkflowToImport } from '../../scripts/n8n/harness';
 import { SELECTED_N8N_VERSION } from '../../scripts/n8n/install';
 import { executionsByWorker, startQueueTopology, type QueueTopology, type StartQueueTopologyOptions } from '../../scripts/n8n/queue';
 import { makeTempDir, removeTempDir } from '../../scripts/tempDirs';
@@ -28,7 +28,8 @@ export async function startQueueForTests(name: string, options: Omit<StartQueueT
 	await Promise.all([buildPackage(progress), ensureN8n(n8nVersion, progress)]);
 	const workDir = makeTempDir(name);
 	try {
-		const topology = await startQueueTopology({ ...options, workDir, n8nVersion, log: progress });
+		// The tests use the main's REST API, never its editor.
+		const topology = await startQueueTopology({ ...options, env: { ...N8N_WITHOUT_EDITOR, ...options.env }, workDir, n8nVersion, log: progress });
 		return { topology, removeWorkDir: () => removeTempDir(workDir) };
 	} catch (error) {
 		removeTempDir(workDir);
