@@ -119,6 +119,14 @@ describe('real outputs match the schemas', () => {
 		const sample = (await trigger.poll('manual'))?.[0] ?? [];
 		expect(sample).toHaveLength(1);
 		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxMessageTrigger.output, sample.map((item) => item.json));
+		// The newest client message of the first page of rooms, without reading a proposal.
+		const picked = sample[0].json as { message: { text: string; attachments: unknown[] }; payload: { proposal: unknown }; room: { proposals: unknown } };
+		expect({ text: picked.message.text, attachments: picked.message.attachments, proposal: picked.payload.proposal, proposals: picked.room.proposals }).toEqual({
+			text: 'And your availability.',
+			attachments: [],
+			proposal: null,
+			proposals: null,
+		});
 	});
 
 	const invitationTrigger = (sandbox: ReturnType<typeof currentSandbox>, triggerOn: string) =>
@@ -138,7 +146,10 @@ describe('real outputs match the schemas', () => {
 		const fired = (await trigger.poll())?.[0] ?? [];
 		expect(fired.map((item) => item.json.trigger)).toEqual(['new']);
 		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxInvitationTrigger.output, fired.map((item) => item.json));
-		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxInvitationTrigger.output, ((await trigger.poll('manual'))?.[0] ?? []).map((item) => item.json));
+		const sample = ((await trigger.poll('manual'))?.[0] ?? []).map((item) => item.json);
+		expectToMatch(OUTPUT_SCHEMAS.AgencyInboxInvitationTrigger.output, sample);
+		// The newest invitation of the first page: the one just made.
+		expect(sample.map((json) => (json.invite as IDataObject).uid)).toEqual([(fired[0].json.invite as IDataObject).uid]);
 	});
 
 	it('the invitation trigger, for a status change', async () => {

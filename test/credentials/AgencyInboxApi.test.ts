@@ -37,6 +37,19 @@ describe('Agency Inbox API credential test (GET /v1/agency)', () => {
 		expect(result.message).toContain('API Key');
 	});
 
+	it('says the budget is spent for now when the service answers 429', async () => {
+		const limited = await startSandbox({ requestsPerMinute: 1 });
+		try {
+			await expect(testCredential({ apiKey: limited.apiKey, baseUrl: limited.url })).resolves.toMatchObject({ status: 'OK' });
+			const result = await testCredential({ apiKey: limited.apiKey, baseUrl: limited.url });
+			expect(result.status).toBe('Error');
+			expect(result.message).toContain('HTTP 429');
+			expect(result.message).toContain('Wait a minute');
+		} finally {
+			await limited.close();
+		}
+	});
+
 	it('says the Base URL is wrong when /service is missing (404)', async () => {
 		const result = await testCredential({ apiKey: sandbox.apiKey, baseUrl: sandbox.origin });
 		expect(result.status).toBe('Error');

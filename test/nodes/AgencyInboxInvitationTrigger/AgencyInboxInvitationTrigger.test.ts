@@ -222,3 +222,28 @@ it(`past ${MAX_INVITATIONS_KEPT} invitations, those the list no longer shows are
 	outcome = await pollInvitations(state, fetchPage, { triggerOn: 'both', canContinue: () => true });
 	expect(outcome.changes).toEqual([]);
 });
+
+describe('one poll at a time', () => {
+	let sandbox: Sandbox;
+
+	beforeAll(async () => {
+		sandbox = await startSandbox({ requestsPerMinute: 0 });
+	});
+
+	afterAll(async () => {
+		await sandbox.close();
+	});
+
+	it('a poll while another of the same trigger runs in this process returns at once, without a request; the change comes once', async () => {
+		const trigger = await activated(sandbox, { triggerOn: 'new' });
+		const created = await change(sandbox, { kind: 'newInvitation' });
+		await control(sandbox, 'POST', 'faults', { kind: 'hold', method: 'GET', pathPrefix: '/v1/agency/invitations', holdMs: 2_000 });
+		const before = await invitationRequests(sandbox);
+		const slow = trigger.poll();
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		expect(await trigger.poll()).toBeNull();
+		expect(fired(await slow).map(({ uid }) => uid)).toEqual([created.invite.uid]);
+		expect(await invitationRequests(sandbox)).toBe(before + 1);
+		expect(await trigger.poll()).toBeNull();
+	});
+});
