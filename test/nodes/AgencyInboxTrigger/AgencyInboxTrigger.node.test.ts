@@ -2,6 +2,8 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { Logger } from '@n8n/backend-common';
+import { Container } from '@n8n/di';
 import { HookContext } from 'n8n-core';
 import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
@@ -614,18 +616,38 @@ describe('Agency Inbox Trigger: memory', () => {
 		expect((await deliver(trigger, signedRequest(body, productionSecret, { id: 'msg_going' }))).items).toBeUndefined();
 	});
 
-	it('beyond 120,000 ids within 19 hours a new delivery still runs, and its run carries a warning that re-deliveries may run again', async () => {
+	/** 121,000 ids accepted within the last 11 hours, as the static data keeps them (8-character digests per hour). */
+	const pastTheCap = (hourNow: number) => {
 		const digit = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 		const digest = (index: number) => Array.from({ length: 8 }, (_, place) => digit[Math.floor(index / 64 ** place) % 64]).join('');
-		const hourNow = Math.floor(Date.now() / 3_600_000);
 		const stored: Record<string, string> = {};
 		for (let hour = 0; hour < 11; hour++) stored[String(hourNow - hour)] = Array.from({ length: 11_000 }, (_, index) => digest(hour * 11_000 + index)).join('');
+		return stored;
+	};
+
+	it('beyond 120,000 ids within 19 hours a new delivery still runs, and its run carries a warning that re-deliveries may run again', async () => {
+		const stored = pastTheCap(Math.floor(Date.now() / 3_600_000));
 		const trigger = triggerWith({}, secrets, { 'node:Node Under Test': { acceptedDeliveries: stored } }, 'beyond-the-cap');
 		const accepted = await receive(trigger, signedRequest(body, productionSecret, { id: 'msg_beyond_the_cap' }));
 		const run = await trigger.runStartedBy(accepted.workflowData![0]);
 		expect(triggerOutput(run).map((item) => item.deliveryId)).toEqual(['msg_beyond_the_cap']);
 		const [hint] = (run.data.resultData.runData['Node Under Test'][0] as { hints?: Array<{ message: string }> }).hints ?? [];
 		expect(hint?.message).toMatch(/more than 120,000 deliveries within 19 hours.*a re-delivery of one of them starts a second run/);
+	});
+
+	it("beyond 120,000 ids within 19 hours n8n's log says so once an hour, not once a delivery", async () => {
+		const warn = jest.spyOn(Container.get(Logger), 'warn');
+		try {
+			const hourNow = Math.floor(Date.now() / 3_600_000);
+			const stored = pastTheCap(hourNow);
+			const trigger = triggerWith({}, secrets, { 'node:Node Under Test': { acceptedDeliveries: stored } }, 'beyond-the-cap-logged');
+			for (const id of ['msg_logged_1', 'msg_logged_2', 'msg_logged_3']) await trigger.runStartedBy((await receive(trigger, signedRequest(body, productionSecret, { id }))).workflowData![0]);
+			const forgotten = warn.mock.calls.filter(([message]) => /more than 120,000 deliveries within 19 hours/.test(String(message)));
+			// Three deliveries within the hour (unless the hour turned between them): one line.
+			expect(forgotten.length).toBe(Math.floor(Date.now() / 3_600_000) === hourNow ? 1 : 2);
+		} finally {
+			warn.mockRestore();
+		}
 	});
 });
 
