@@ -489,6 +489,8 @@ export async function startN8n(options: StartN8nOptions): Promise<RunningN8n> {
 	// process may take it meanwhile.
 	const brokerBound = command !== 'webhook' && n8nMajorVersion((await readUserFolderSettings(userFolder)).n8nVersion) >= 2;
 	const port = options.port ?? (await findFreePorts(1))[0];
+	// A port asked for again (a restart keeps its URL) may be held for a while by another process that was given it.
+	if (options.port !== undefined) await waitUntil(() => isPortFree(port), 60_000, `port ${port} to be free`);
 	const url = `http://127.0.0.1:${port}`;
 	const name = options.name ?? 'n8n';
 	const env = await n8nEnv(runtime, userFolder, {

@@ -211,7 +211,7 @@ export interface QueueProcess {
 	name: string;
 	command: N8nCommand;
 	current: RunningN8n;
-	/** Stops it (SIGTERM; after a kill, just waits for its ports) and starts it again; `env` is added to its variables from then on. */
+	/** Stops it (SIGTERM; after a kill, just waits for its ports) and starts it again (a worker on another port); `env` is added to its variables from then on. */
 	restart(env?: NodeJS.ProcessEnv): Promise<void>;
 }
 
@@ -237,7 +237,10 @@ export async function startQueueProcess(options: QueueProcessOptions, command: N
 		restart: async (env) => {
 			await queueProcess.current.stop();
 			addedEnv = { ...addedEnv, ...env };
-			queueProcess.current = await start(queueProcess.current.port);
+			// A worker's port serves only its health check, so it takes a fresh one: any process on the machine
+			// may have been given the freed one meanwhile (a clean-clone run failed so). The main and webhook
+			// processes keep theirs: their URLs are registered.
+			queueProcess.current = await start(command === 'worker' ? undefined : queueProcess.current.port);
 		},
 	};
 	return queueProcess;
