@@ -169,8 +169,9 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 		// Each run's Get Proposal is held by the service, so the runs are in their middle when n8n is killed.
 		await control('faults', { kind: 'hold', method: 'GET', pathPrefix: '/v1/agency/proposals/', holdMs: 120_000, count: 5 });
 		const deliveries = await fireAll('killed', 5);
-		await waitFor('5 runs in their middle', () => running(REPLIES.workflowId), (found) => found.length === 5, 180_000);
-		await sleep(1_000);
+		// In their middle once the service holds all 5 Get Proposals: each trigger step, and its record in n8n's store, is done.
+		await waitFor('5 runs in their middle', () => getJson<{ data: unknown[] }>(`${sandbox.origin}/_sandbox/faults`), (faults) => faults.data.length === 0, 180_000);
+		expect(await running(REPLIES.workflowId)).toHaveLength(5);
 		await n8n!.kill();
 		await fetch(`${sandbox.origin}/_sandbox/faults`, { method: 'DELETE' });
 		expect((await repliesPerDelivery(sandbox.origin)).size).toBe(0);
