@@ -110,6 +110,15 @@ export async function postBurst(webhookUrl: string, signingSecret: string, deliv
 	return await Promise.all(answers);
 }
 
+/**
+ * The answers that do not say "this delivery ran once": each is 200 without a body once its run has
+ * ended, or, for an attempt after one that got no answer in time (a run that outlasted the sender's
+ * wait, see TEST_ANSWER_TIMEOUT_MS), 200 "already run". A first attempt is never told so.
+ */
+export function notAnsweredAsRunOnce(answers: DeliveryAnswer[]): DeliveryAnswer[] {
+	return answers.filter((answer) => answer.status !== 200 || (answer.message !== undefined && !(answer.attempts > 1 && answer.message === ALREADY_RUN)));
+}
+
 /** Deliveries that had to be sent again before n8n answered 200, for the figures. */
 export function retried(answers: DeliveryAnswer[]): number {
 	return answers.filter((answer) => answer.attempts > 1).length;
