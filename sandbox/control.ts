@@ -89,6 +89,8 @@ export function handleControl(ctx: ControlContext, method: string, route: string
 			case 'DELETE /faults':
 				core.faults.length = 0;
 				return json({ data: [] });
+			case 'POST /faults/release':
+				return json({ released: core.releaseHeld() });
 			case 'GET /rate':
 				return json({ requestsPerMinute: limiter.requestsPerMinute, maxInAnyWindow: limiter.maxInAnyWindow, rejected429: limiter.rejected429 });
 			case 'POST /rate': {

@@ -87,8 +87,33 @@ export class SandboxCore {
 		this.clock.restart(SEED_HISTORY_END_MS, this.settings.clockOffsetMs ?? 0);
 		this.rng = new Random(this.settings.seed ^ 0x5eed);
 		this.faults.length = 0;
+		this.releaseHeld();
 		this.requests.length = 0;
 		this.limiter.reset();
+	}
+
+	/** The answers held by a hold fault now: each ends at its holdMs or when released. */
+	private readonly held = new Set<() => void>();
+
+	/** Waits until `holdMs` has passed or the held answers are released (releaseHeld). */
+	async holdAnswer(holdMs: number): Promise<void> {
+		await new Promise<void>((resolve) => {
+			const end = () => {
+				clearTimeout(timer);
+				this.held.delete(end);
+				resolve();
+			};
+			// Unref'd: an answer held for a client that is gone keeps no test process alive.
+			const timer = setTimeout(end, holdMs).unref();
+			this.held.add(end);
+		});
+	}
+
+	/** Ends every held answer now; returns how many there were. */
+	releaseHeld(): number {
+		const count = this.held.size;
+		for (const end of [...this.held]) end();
+		return count;
 	}
 
 	/** Takes the next matching fault, if any, counting it down. */

@@ -61,7 +61,7 @@ async function handleServiceRequest(ctx: ServerContext, req: IncomingMessage, ur
 		response = problem(400, error.message, instance);
 	}
 	if (fault?.kind === 'hold') {
-		await new Promise((resolve) => setTimeout(resolve, fault.holdMs));
+		await core.holdAnswer(fault.holdMs ?? 0);
 		return log(auth.keyId, response);
 	}
 	return log(auth.keyId, fault ? injected() : response);

@@ -167,14 +167,15 @@ describe(`acknowledged once safe, in a real n8n ${n8nVersion}`, () => {
 
 	it('SIGKILL while runs wait for the service: after the restart and the retries, each delivery has its effect once; n8n lists the cut runs as crashed', async () => {
 		repliesEndpoint = (await control<{ id: string }>('webhook-endpoints', { url: productionUrl(REPLIES.webhookId) })).id;
-		// Each run's Get Proposal is held by the service, so the runs are in their middle when n8n is killed.
-		await control('faults', { kind: 'hold', method: 'GET', pathPrefix: '/v1/agency/proposals/', holdMs: 120_000, count: 5 });
+		// Each run's Get Proposal is held by the service until released, so the runs are in their middle when n8n is killed.
+		await control('faults', { kind: 'hold', method: 'GET', pathPrefix: '/v1/agency/proposals/', holdMs: 600_000, count: 5 });
 		const deliveries = await fireAll('killed', 5);
 		// In their middle once the service holds all 5 Get Proposals: each trigger step, and its record in n8n's store, is done.
 		await waitFor('5 runs in their middle', () => getJson<{ data: unknown[] }>(`${sandbox.origin}/_sandbox/faults`), (faults) => faults.data.length === 0, 180_000);
 		expect(await running(REPLIES.workflowId)).toHaveLength(5);
 		await n8n!.kill();
 		await fetch(`${sandbox.origin}/_sandbox/faults`, { method: 'DELETE' });
+		await control('faults/release', {});
 		expect((await repliesPerDelivery(sandbox.origin)).size).toBe(0);
 		await start();
 		await expectOneEffectEach(deliveries, 6 * 60_000);

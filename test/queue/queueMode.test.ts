@@ -97,6 +97,8 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 	const main = () => topology!.main.current;
 	const executionsOf = async (workflowId: string) => finishedExecutions(await listExecutions(main().url, main().restHeaders, workflowId));
 	const allExecutionsOf = (workflowId: string) => listExecutions(main().url, main().restHeaders, workflowId);
+	/** Ends the answers the service holds (their worker was killed: they go nowhere), also where a test failed before. */
+	const releaseHeld = async () => await postJson(`${sandbox.origin}/_sandbox/faults/release`, {});
 	const sandboxGet = <T>(target: Sandbox, route: string) => getJson<{ data: T }>(`${target.origin}/_sandbox/${route}`).then((answer) => answer.data);
 	const workerOf = (executions: ExecutionSummary[]) => workersThatRan(topology!, executions);
 	const postWebhook = (webhookProcess: QueueProcess, webhookPath: string, body: object = {}) =>
@@ -375,24 +377,29 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 
 	describe('a worker killed in the middle of a run the webhook trigger started', () => {
 		/**
-		 * Three chat deliveries registered at `url`, the first run's Get Proposal held by the service: once the
-		 * other two have replied, that run is in its middle. Its delivery, its execution and its worker.
+		 * Three chat deliveries registered at `url`, the first run's Get Proposal held by the service until the
+		 * test releases it: once the other two have replied, that run is in its middle, however slow the
+		 * machine. Its delivery, its execution and its worker.
 		 */
 		const threeDeliveriesOneHeld = async (url: string, prefix: string) => {
+			await waitFor('no run of the burst workflow going on from earlier tests', () => allExecutionsOf(WORKFLOWS.burst), (executions) => finishedExecutions(executions).length === executions.length);
 			const endpoint = await postJson<{ id: string }>(`${sandbox.origin}/_sandbox/webhook-endpoints`, { url });
 			const deliveries = burstDeliveries(sandbox, prefix, 3);
 			const before = (await allExecutionsOf(WORKFLOWS.burst)).length;
-			await postJson(`${sandbox.origin}/_sandbox/faults`, { kind: 'hold', method: 'GET', pathPrefix: '/v1/agency/proposals/', holdMs: 120_000 });
+			await postJson(`${sandbox.origin}/_sandbox/faults`, { kind: 'hold', method: 'GET', pathPrefix: '/v1/agency/proposals/', holdMs: 600_000 });
 			for (const delivery of deliveries) {
 				const data = { proposal: { uid: delivery.proposalUid }, chat: { id: delivery.roomId }, message: { text: 'Are you available?' } };
 				delivery.deliveryId = (await postJson<{ messageId: string }>(`${sandbox.origin}/_sandbox/events`, { type: 'chat.message.sent', data, endpointId: endpoint.id })).messageId;
 			}
-			const repliedFirst = await waitFor('the other two replies', () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.filter((delivery) => counts.has(delivery.deliveryId)).length === 2);
-			const heldDelivery = deliveries.find((delivery) => !repliedFirst.has(delivery.deliveryId))!;
-			const held = await waitFor('the held run', async () => (await allExecutionsOf(WORKFLOWS.burst)).slice(0, -before || undefined).filter((execution) => execution.status === 'running'), (found) => found.length === 1);
+			const repliedFirst = await waitFor('the other two replies', () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.filter((delivery) => counts.has(delivery.deliveryId)).length >= 2);
+			const unreplied = deliveries.filter((delivery) => !repliedFirst.has(delivery.deliveryId));
+			expect({ unrepliedWhileOneIsHeld: unreplied.length }).toEqual({ unrepliedWhileOneIsHeld: 1 });
+			const newRuns = async () => (await allExecutionsOf(WORKFLOWS.burst)).slice(0, -before || undefined);
+			const held = await waitFor('the held run (the one new run still running)', async () => (await newRuns()).filter((execution) => execution.status === 'running'), (found) => found.length === 1);
 			const workerName = await waitFor('the worker of the held run', async () => (await workerOf(held))[0], (name) => name !== undefined);
-			return { deliveries, heldDelivery, held, worker: topology!.workers.find((candidate) => candidate.name === workerName)! };
+			return { deliveries, heldDelivery: unreplied[0], held, worker: topology!.workers.find((candidate) => candidate.name === workerName)! };
 		};
+		afterEach(releaseHeld);
 		/** What the service recorded of each attempt of one delivery. */
 		const attemptsOf = async (deliveryId: string) => (await sandboxGet<Array<{ messageId: string; status?: number; error?: string; at: string }>>(sandbox, 'deliveries')).filter((attempt) => attempt.messageId === deliveryId);
 		/**
@@ -411,6 +418,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 			const { deliveries, heldDelivery, held, worker } = await threeDeliveriesOneHeld(`${webhookProcess.current.url}/webhook/${BURST_WEBHOOK_ID}/webhook`, 'queue_killed');
 			const killedAt = Date.now();
 			await worker.current.kill();
+			await releaseHeld();
 			await worker.restart();
 			await waitFor('a reply to each delivery', () => repliesPerDelivery(sandbox.origin), (counts) => deliveries.every((delivery) => counts.has(delivery.deliveryId)), 8 * 60_000);
 			timings['worker killed in a run: from the kill to the reply of its delivery'] = Date.now() - killedAt;
@@ -444,6 +452,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 				const { deliveries, heldDelivery, worker } = await threeDeliveriesOneHeld(`${balancer.url}/webhook/${BURST_WEBHOOK_ID}/webhook`, 'queue_balanced_killed');
 				const killedAt = Date.now();
 				await worker.current.kill();
+				await releaseHeld();
 				// The webhook process that accepted the held delivery is restarted too (SIGTERM, as a rollout does).
 				const acceptedBy = balancer.routes.find((route) => route.deliveryId === heldDelivery.deliveryId)!.upstream;
 				await Promise.all([worker.restart(), topology!.webhookProcesses.find((webhookProcess) => webhookProcess.current.url === acceptedBy)!.restart()]);
@@ -591,6 +600,7 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 
 	describe.each(Object.keys(WRITES))('a worker restarted while %s waits for the service', (writeName) => {
 		const { workflow, path: webhookPath, write } = WRITES[writeName];
+		afterEach(releaseHeld);
 		const requestsFor = async (held: HeldWrite, since: number) =>
 			(await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).slice(since).filter((request) => request.method === held.request.method && request.path.endsWith(held.request.path));
 
@@ -626,15 +636,16 @@ describe(`Agency Inbox in n8n ${n8nVersion} queue mode (Postgres, Redis, a main,
 		it('SIGKILL: the write stays carried out once, n8n does not run the execution again and reports it', async () => {
 			const requestsBefore = (await sandboxGet<RequestLogEntry[]>(sandbox, 'requests')).length;
 			const held = write('the worker was killed');
-			const { execution, worker, executionsBefore } = await writeHeldBack(held, 20_000);
+			const { execution, worker, executionsBefore } = await writeHeldBack(held, 600_000);
 			const killedAt = Date.now();
 			await worker.current.kill();
+			await releaseHeld();
 			await worker.restart();
 			const ended = await endOf(execution.id);
-			// Past the held answer and n8n's stalled-job check (job lock 60 s, checked every 30 s): a job
-			// taken up again by another worker would have sent by now.
+			// Past n8n's stalled-job check (job lock 60 s, checked every 30 s): a job taken up again by
+			// another worker would have sent by now.
 			await sleep(Math.max(0, killedAt + 95_000 - Date.now()));
-			figures[`${writeName}, worker SIGKILL while the answer was held 20 s`] = { status: ended.status, done: await held.timesDone(), executions: (await allExecutionsOf(workflow)).length - executionsBefore };
+			figures[`${writeName}, worker SIGKILL while the answer was held`] = { status: ended.status, done: await held.timesDone(), executions: (await allExecutionsOf(workflow)).length - executionsBefore };
 			expect(ended.status).not.toBe('success');
 			expect(await held.timesDone()).toBe(1);
 			expect(await requestsFor(held, requestsBefore)).toHaveLength(1);

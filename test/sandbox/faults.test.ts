@@ -65,6 +65,18 @@ describe('sandbox fault injection', () => {
 		expect(Date.now() - startedAt).toBeGreaterThanOrEqual(800);
 	});
 
+	test('hold: a release ends the held answers at once, before their holdMs', async () => {
+		const freelancerUid = sandbox.state.rooms[0].roomUsers[1].user.id;
+		await ctl.post('/faults', { kind: 'hold', method: 'POST', pathPrefix: '/v1/master-inbox/rooms/room-001', holdMs: 600_000 });
+		let answered = false;
+		const answer = api.post('/v1/master-inbox/rooms/room-001/stories', { message: 'held until released', freelancerUid }).finally(() => (answered = true));
+		while ((await ctl.get('/faults')).body.data.length > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+		expect(answered).toBe(false);
+		expect((await ctl.post('/faults/release', {})).body).toEqual({ released: 1 });
+		expect((await answer).status).toBe(200);
+		expect((await ctl.post('/faults/release', {})).body).toEqual({ released: 0 });
+	});
+
 	test('invalid fault definitions are rejected', async () => {
 		expectProblem(await ctl.post('/faults', { status: 500 }), 400, /pathPrefix/);
 		expectProblem(await ctl.post('/faults', { pathPrefix: '/v1', status: 'x' }), 400, /status/);
