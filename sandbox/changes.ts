@@ -34,6 +34,7 @@ export const CHANGE_KINDS = [
 	'invitationStatus',
 	'lateClientMessage',
 	'roomResync',
+	'recentHistory',
 ] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
@@ -251,6 +252,63 @@ function roomResync(core: SandboxCore, body: Record<string, unknown>) {
 	return { roomIds: rooms.map((room) => room.roomId), lastSyncedAt: at };
 }
 
+/** Most messages one recentHistory change writes. */
+const MAX_HISTORY_MESSAGES = 20_000;
+
+/**
+ * A recent history, as an inbox synced long ago holds it: `messages` messages (default 100) written
+ * over the last `days` days (default 30) up to a second ago, in the first `rooms` rooms (default all),
+ * every other one a client's (at random, seeded), each synced when it was written; `invitations`
+ * invitations (default 0) created in the same days; `proposals` proposals (default 0) viewed by their
+ * client in them. No webhook: this is the past. Answers how many client messages it wrote and between
+ * which times.
+ */
+function recentHistory(core: SandboxCore, body: Record<string, unknown>) {
+	const count = positiveInteger(body, 'messages') ?? 100;
+	if (count > MAX_HISTORY_MESSAGES) throw new BadRequest(`messages must be at most ${MAX_HISTORY_MESSAGES}.`);
+	const days = positiveInteger(body, 'days') ?? 30;
+	const rooms = core.state.rooms.slice(0, positiveInteger(body, 'rooms') ?? core.state.rooms.length).filter((room) => membersIn(core, room).length > 0);
+	if (rooms.length === 0) throw new BadRequest('No room with an agency member to write in.');
+	const endMs = core.clock.peekMs() - 1000;
+	const startMs = endMs - days * 86_400_000;
+	const times = Array.from({ length: count }, () => startMs + core.rng.int(0, endMs - startMs)).sort((a, b) => a - b);
+	let clientMessages = 0;
+	for (const ms of times) {
+		const room = core.rng.pick(rooms);
+		const fromClient = core.rng.chance(0.5);
+		if (fromClient) clientMessages++;
+		const author = fromClient ? clientOf(room) : memberAsUser(core.rng.pick(membersIn(core, room)));
+		appendStory(core.state, room, author, core.rng.pick(fromClient ? CLIENT_TEXTS : MEMBER_LINES), new Date(ms).toISOString());
+	}
+	const invitations = recentInvitations(core, positiveInteger(body, 'invitations') ?? 0, startMs, endMs);
+	const proposals = recentProposalViews(core, positiveInteger(body, 'proposals') ?? 0, startMs, endMs);
+	return { messages: count, clientMessages, invitations, proposals, from: new Date(times[0]).toISOString(), to: new Date(times[times.length - 1]).toISOString() };
+}
+
+/** `count` of the seeded proposals (at most all) viewed by their client between the two times: a VIEWED_BY_CLIENT result each, and its updatedAt. */
+function recentProposalViews(core: SandboxCore, count: number, startMs: number, endMs: number): number {
+	const shuffled = core.rng.sample(core.state.proposals, count);
+	const times = shuffled.map(() => startMs + core.rng.int(0, endMs - startMs)).sort((a, b) => a - b);
+	for (const [i, record] of shuffled.entries()) {
+		const at = new Date(times[i]).toISOString();
+		record.proposal.results.push({ timeStamp: at, type: 'VIEWED_BY_CLIENT' });
+		record.proposal.updatedAt = at;
+	}
+	return shuffled.length;
+}
+
+/** `count` invitations created between the two times, in every state in turn; their uids continue the seed's numbering. */
+function recentInvitations(core: SandboxCore, count: number, startMs: number, endMs: number): number {
+	const { state } = core;
+	const times = Array.from({ length: count }, () => startMs + core.rng.int(0, endMs - startMs)).sort((a, b) => a - b);
+	for (const [i, createdMs] of times.entries()) {
+		const number = ++state.counters.invitation;
+		const member = state.members[(number - 1) % state.members.length];
+		state.invitations.push(buildInvitation(core.rng, { number, state: INVITATION_STATES[i % INVITATION_STATES.length], member, createdMs, spreadSeconds: 0 }));
+	}
+	return count;
+}
+
 function membersIn(core: SandboxCore, room: ChatRoom): Member[] {
 	return core.state.members.filter((m) => room.roomUsers.some((p) => p.user.id === m.uid));
 }
@@ -343,6 +401,8 @@ export function applyChange(core: SandboxCore, body: Record<string, unknown>): u
 			return lateClientMessage(core, body);
 		case 'roomResync':
 			return roomResync(core, body);
+		case 'recentHistory':
+			return recentHistory(core, body);
 		default:
 			throw new BadRequest(`Unknown change kind "${String(body.kind)}"; use one of ${CHANGE_KINDS.join(', ')}.`);
 	}

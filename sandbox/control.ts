@@ -14,7 +14,8 @@ export interface ControlContext {
 const json = (body: unknown, status = 200): ApiResponse => ({ status, body });
 
 function toFault(body: Record<string, unknown>): Fault {
-	const { kind = 'status', method, pathPrefix, status, count, retryAfter, afterProcessing, holdMs } = body;
+	const { kind = 'status', method, pathPrefix, status, count, retryAfter, afterProcessing, holdMs, withCursor } = body;
+	if (withCursor !== undefined && typeof withCursor !== 'boolean') throw new BadRequest('withCursor must be a boolean.');
 	if (kind !== 'status' && kind !== 'drop' && kind !== 'hold') throw new BadRequest('kind must be "status", "drop" or "hold".');
 	if (kind === 'hold') {
 		if (typeof holdMs !== 'number' || !Number.isInteger(holdMs) || holdMs < 1 || holdMs > 600_000) throw new BadRequest('holdMs must be a number of milliseconds (1 to 600000).');
@@ -25,7 +26,16 @@ function toFault(body: Record<string, unknown>): Fault {
 	if (method !== undefined && typeof method !== 'string') throw new BadRequest('method must be a string.');
 	if (retryAfter !== undefined && typeof retryAfter !== 'number') throw new BadRequest('retryAfter must be a number of seconds.');
 	if (kind === 'hold') return { kind, method, pathPrefix, status: 0, count: (count as number | undefined) ?? 1, afterProcessing: true, holdMs: holdMs as number };
-	return { kind, method, pathPrefix, status: kind === 'drop' ? 0 : (status as number), count: (count as number | undefined) ?? 1, retryAfter, afterProcessing: afterProcessing === true };
+	return {
+		kind,
+		method,
+		pathPrefix,
+		status: kind === 'drop' ? 0 : (status as number),
+		count: (count as number | undefined) ?? 1,
+		retryAfter,
+		afterProcessing: afterProcessing === true,
+		...(withCursor === true ? { withCursor: true } : {}),
+	};
 }
 
 export function handleControl(ctx: ControlContext, method: string, route: string, body: Record<string, unknown>, instance: string): ApiResponse {

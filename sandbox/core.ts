@@ -21,6 +21,8 @@ export interface Fault {
 	retryAfter?: number;
 	afterProcessing?: boolean;
 	holdMs?: number;
+	/** Only requests that carry a pageCursor (a cursor the service no longer takes). */
+	withCursor?: boolean;
 }
 
 export interface RequestLogEntry {
@@ -117,9 +119,12 @@ export class SandboxCore {
 	}
 
 	/** Takes the next matching fault, if any, counting it down. */
-	takeFault(method: string, path: string, fullPath: string): Fault | undefined {
+	takeFault(method: string, path: string, fullPath: string, hasCursor = false): Fault | undefined {
 		const index = this.faults.findIndex(
-			(f) => (f.method === undefined || f.method.toUpperCase() === method) && (path.startsWith(f.pathPrefix) || fullPath.startsWith(f.pathPrefix)),
+			(f) =>
+				(f.method === undefined || f.method.toUpperCase() === method) &&
+				(path.startsWith(f.pathPrefix) || fullPath.startsWith(f.pathPrefix)) &&
+				(f.withCursor !== true || hasCursor),
 		);
 		if (index === -1) return undefined;
 		const fault = this.faults[index];

@@ -22,6 +22,16 @@ export class Random {
 		return items[Math.floor(this.next() * items.length)];
 	}
 
+	/** `count` of the items (at most all), in a random order (Fisher-Yates over a copy). */
+	sample<T>(items: readonly T[], count: number): T[] {
+		const copy = [...items];
+		for (let i = copy.length - 1; i > 0; i--) {
+			const j = this.int(0, i);
+			[copy[i], copy[j]] = [copy[j], copy[i]];
+		}
+		return copy.slice(0, count);
+	}
+
 	chance(probability: number): boolean {
 		return this.next() < probability;
 	}

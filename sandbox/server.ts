@@ -43,7 +43,7 @@ async function handleServiceRequest(ctx: ServerContext, req: IncomingMessage, ur
 		return log(auth.keyId, problem(429, `Rate limit of ${core.limiter.requestsPerMinute} requests per minute exceeded; retry after ${seconds} s.`, instance, { 'retry-after': seconds }));
 	}
 
-	const fault = core.takeFault(method, path, url.pathname);
+	const fault = core.takeFault(method, path, url.pathname, url.searchParams.has('pageCursor'));
 	const injected = (): ApiResponse => {
 		if (fault!.kind === 'drop') return { status: 0, drop: true };
 		// A 429 answer does not count against the budget, as with the real limiter.

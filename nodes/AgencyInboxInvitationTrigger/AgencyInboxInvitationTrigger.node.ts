@@ -2,13 +2,17 @@ import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, 
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
 import { agencyInboxApiRequest } from '../shared/serviceClient';
+import { readStartDate, refuseBeyondLimit, refuseUnknownHistory, startsPass } from '../shared/startFrom';
 import { triggerDescription } from '../shared/triggerDescription';
+import { stepInvitationBackfill } from './backfill';
 import { invitationTriggerProperties } from './description';
 import type { InvitationChange } from './pollInvitations';
 import { bootstrapInvitations, pollInvitations } from './pollInvitations';
 import type { InvitationTriggerState } from './state';
 import { isOlderInvitationState, loadInvitationState, saveInvitationState } from './state';
-import type { FetchInvitationsPage, InvitationPage, InvitationTriggerOn } from './types';
+import type { FetchInvitationsPage, InvitationPage, InvitationRecord, InvitationTriggerOn } from './types';
+
+const byCreation = (a: InvitationRecord, b: InvitationRecord) => Date.parse(a.invite.createdAt ?? '') - Date.parse(b.invite.createdAt ?? '');
 
 function invitationsFetcher(context: IPollFunctions): FetchInvitationsPage {
 	return async (pageCursor) =>
@@ -21,7 +25,8 @@ function invitationsFetcher(context: IPollFunctions): FetchInvitationsPage {
 
 function toItem(change: InvitationChange): INodeExecutionData {
 	const previous = change.previous ? { previousStatus: change.previous.status, previousResult: change.previous.result } : {};
-	return { json: { trigger: change.trigger, ...previous, ...change.record } as IDataObject };
+	const notice = change.backfillNotice ? { backfillNotice: change.backfillNotice } : {};
+	return { json: { trigger: change.trigger, ...previous, ...change.record, backfilled: change.backfilled === true, ...notice } as IDataObject };
 }
 
 export class AgencyInboxInvitationTrigger implements INodeType {
@@ -38,10 +43,22 @@ export class AgencyInboxInvitationTrigger implements INodeType {
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const triggerOn = this.getNodeParameter('triggerOn', 'new') as InvitationTriggerOn;
+		const nowMs = Date.now();
+		const startDate = readStartDate(this, nowMs);
 		const fetchPage = invitationsFetcher(this);
 		if (this.getMode() === 'manual') {
-			const newest = [...((await fetchPage(undefined)).data ?? [])].sort((a, b) => Date.parse(b.invite.createdAt ?? '') - Date.parse(a.invite.createdAt ?? ''))[0];
-			return newest ? [[toItem({ trigger: triggerOn === 'statusChanged' ? 'statusChanged' : 'new', record: newest })]] : null;
+			if (startDate) refuseBeyondLimit(this, startDate, nowMs);
+			const listed = (await fetchPage(undefined)).data ?? [];
+			// With a date: the oldest invitation since it on the first page, as the backfill hands it on.
+			const sample = startDate
+				? listed.filter((record) => Date.parse(record.invite.createdAt ?? '') >= startDate.ms).sort(byCreation)[0]
+				: [...listed].sort(byCreation).reverse()[0];
+			return sample ? [[toItem({ trigger: triggerOn === 'statusChanged' ? 'statusChanged' : 'new', record: sample, backfilled: startDate !== undefined })]] : null;
+		}
+		const stored = loadInvitationState(this.getWorkflowStaticData('node'));
+		if (startDate && startsPass(stored?.backfill, startDate)) {
+			if (stored && !stored.marksLive) refuseUnknownHistory(this);
+			refuseBeyondLimit(this, startDate, nowMs);
 		}
 		const changes = await runGuardedPoll<InvitationTriggerState, InvitationChange>(
 			this,
@@ -50,7 +67,12 @@ export class AgencyInboxInvitationTrigger implements INodeType {
 				save: saveInvitationState,
 				isOlder: isOlderInvitationState,
 				bootstrap: async () => await bootstrapInvitations(fetchPage),
-				poll: async (state) => await pollInvitations(state, fetchPage, { triggerOn, canContinue: pagingDeadline(this) }),
+				poll: async (state) => {
+					const live = await pollInvitations(state, fetchPage, { triggerOn, canContinue: pagingDeadline(this) });
+					// The backfill after the live changes: what happens now never waits behind the history.
+					const backfill = stepInvitationBackfill(state, live.read, startDate, triggerOn);
+					return { state: { ...live.state, ...(backfill.backfill ? { backfill: backfill.backfill } : {}) }, changes: [...live.changes, ...backfill.changes] };
+				},
 			},
 			'Agency Inbox Invitation Trigger',
 		);

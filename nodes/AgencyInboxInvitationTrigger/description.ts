@@ -1,5 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { startFromProperties } from '../shared/startFrom';
+
 export const invitationTriggerProperties: INodeProperties[] = [
 	{
 		displayName: 'Trigger On',
@@ -19,4 +21,5 @@ export const invitationTriggerProperties: INodeProperties[] = [
 		type: 'notice',
 		default: '',
 	},
+	...startFromProperties('invitations created'),
 ];

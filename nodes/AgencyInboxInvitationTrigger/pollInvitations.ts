@@ -8,6 +8,10 @@ export interface InvitationChange {
 	record: InvitationRecord;
 	/** For a status change: what the list showed before. */
 	previous?: { status: string; result: string };
+	/** Handed on by the backfill (Start From: A Date), not found by the live polls. */
+	backfilled?: boolean;
+	/** What the backfill does not hand on, and why (startFrom.ts). */
+	backfillNotice?: string;
 }
 
 /** Most invitations remembered; past it those the list no longer shows are forgotten first. */
@@ -26,13 +30,19 @@ function keptWithin(seen: Record<string, string>, listed: ReadonlySet<string>): 
 	return Object.fromEntries(uids.filter((uid) => kept.has(uid)).map((uid) => [uid, seen[uid]]));
 }
 
-/** What the trigger keeps of an invitation: when it was created, its status and its result. */
-const seenAs = (record: InvitationRecord) => `${record.invite.createdAt ?? ''} ${record.invite.status ?? ''}/${record.invite.result ?? ''}`;
+/** Marks an invitation the live polls found (not the activation): no backfill hands it on. */
+const FOUND_LIVE = '+';
 
-function parseSeen(seen: string): { createdAt: string; status: string; result: string } {
-	const space = seen.indexOf(' ');
+/** What the trigger keeps of an invitation: whether it was found live, when it was created, its status and its result. */
+const seenAs = (record: InvitationRecord, foundLive: boolean) => `${foundLive ? FOUND_LIVE : ''}${record.invite.createdAt ?? ''} ${record.invite.status ?? ''}/${record.invite.result ?? ''}`;
+
+export const isFoundLive = (seen: string) => seen.startsWith(FOUND_LIVE);
+
+export function parseSeen(seen: string): { createdAt: string; status: string; result: string } {
+	const from = isFoundLive(seen) ? FOUND_LIVE.length : 0;
+	const space = seen.indexOf(' ', from);
 	const slash = seen.indexOf('/', space);
-	return { createdAt: seen.slice(0, space), status: seen.slice(space + 1, slash), result: seen.slice(slash + 1) };
+	return { createdAt: seen.slice(from, space), status: seen.slice(space + 1, slash), result: seen.slice(slash + 1) };
 }
 
 /** What one poll read of the list: its invitations, and where the list goes on when time ran out first. */
@@ -59,7 +69,7 @@ async function readFrom(fetchPage: FetchInvitationsPage, canContinue: CanContinu
 /** The first poll: every invitation listed now is history. */
 export async function bootstrapInvitations(fetchPage: FetchInvitationsPage): Promise<InvitationTriggerState> {
 	const { records } = await readFrom(fetchPage, () => true, undefined);
-	return { seq: 1, seen: Object.fromEntries(records.map((record) => [record.invite.uid, seenAs(record)])) };
+	return { seq: 1, seen: Object.fromEntries(records.map((record) => [record.invite.uid, seenAs(record, false)])), marksLive: true };
 }
 
 /**
@@ -74,16 +84,17 @@ export async function pollInvitations(
 	state: InvitationTriggerState,
 	fetchPage: FetchInvitationsPage,
 	options: { triggerOn: InvitationTriggerOn; canContinue: CanContinue },
-): Promise<{ state: InvitationTriggerState; changes: InvitationChange[] }> {
+): Promise<{ state: InvitationTriggerState; changes: InvitationChange[]; read: { records: InvitationRecord[]; wholeList: boolean } }> {
 	const { records, resumeAt } = await readFrom(fetchPage, options.canContinue, state.resumeAt);
 	const seen: Record<string, string> = { ...state.seen };
 	const changes: InvitationChange[] = [];
 	for (const record of records) {
 		const uid = record.invite.uid;
 		const before = state.seen[uid] === undefined ? undefined : parseSeen(state.seen[uid]);
-		seen[uid] = seenAs(record);
 		// Another creation time under a known uid is another invitation (a service whose data was reset).
-		if (before === undefined || before.createdAt !== (record.invite.createdAt ?? '')) changes.push({ trigger: 'new', record });
+		const isNew = before === undefined || before.createdAt !== (record.invite.createdAt ?? '');
+		seen[uid] = seenAs(record, isNew || isFoundLive(state.seen[uid]));
+		if (isNew) changes.push({ trigger: 'new', record });
 		else if (before.status !== (record.invite.status ?? '') || before.result !== (record.invite.result ?? '')) {
 			changes.push({ trigger: 'statusChanged', record, previous: { status: before.status, result: before.result } });
 		}
@@ -91,5 +102,15 @@ export async function pollInvitations(
 	const wanted = changes.filter((change) => options.triggerOn === 'both' || change.trigger === options.triggerOn);
 	wanted.sort((a, b) => Date.parse(a.record.invite.createdAt ?? '') - Date.parse(b.record.invite.createdAt ?? '') || 0);
 	const listed = new Set(records.map((record) => record.invite.uid));
-	return { state: { seq: state.seq + 1, seen: keptWithin(seen, listed), ...(resumeAt === undefined ? {} : { resumeAt }) }, changes: wanted };
+	return {
+		state: {
+			seq: state.seq + 1,
+			seen: keptWithin(seen, listed),
+			...(resumeAt === undefined ? {} : { resumeAt }),
+			...(state.backfill ? { backfill: state.backfill } : {}),
+			...(state.marksLive ? { marksLive: true } : {}),
+		},
+		changes: wanted,
+		read: { records, wholeList: state.resumeAt === undefined && resumeAt === undefined },
+	};
 }

@@ -4,6 +4,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import { httpStatusOf } from '../shared/errors';
 import type { CanContinue } from '../shared/guardedPoll';
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
+import { readStartDate, refuseBeyondLimit, refuseUnknownHistory, startsPass } from '../shared/startFrom';
 import { triggerDescription } from '../shared/triggerDescription';
 import type { AgencyMember } from '../shared/roomPeople';
 import { isAgencyAuthor } from '../shared/roomPeople';
@@ -14,6 +15,7 @@ import { longFailureOf } from './failingRooms';
 import { messageTriggerProperties } from './description';
 import type { ClientMessage } from './pollMessages';
 import { ACTIVATION_PAGING_MS, bootstrapMessages } from './activation';
+import { sampleBackfilledMessage, stepMessageBackfill } from './backfill';
 import { pollMessages } from './pollMessages';
 import { PROPOSALS_NOT_READ } from './roomProposal';
 import type { MessageTriggerState } from './state';
@@ -26,11 +28,22 @@ const ROOMS_PAGE_SIZE = '25';
 const MESSAGES_PAGE_SIZE = '50';
 const MEMBERS_PAGE_SIZE = '100';
 const PROPOSALS_PAGE_SIZE = '100';
+/** The backfill reads every page of the list: larger pages where the service takes them. */
+const BACKFILL_ROOMS_PAGE_SIZE = '100';
 
 function roomsFetcher(context: IPollFunctions): FetchRoomsPage {
 	return async (pageCursor) =>
 		(await agencyInboxApiRequest.call(context, 'GET', '/v1/master-inbox/rooms', {
 			qs: { sort: 'date-desc', pageSize: ROOMS_PAGE_SIZE, ...(pageCursor ? { pageCursor } : {}) },
+		})) as unknown as Page<RoomRow>;
+}
+
+/** The backfill's sweep: oldest first, so a room that gets a message moves ahead of the sweep, not behind it. */
+function roomsAscendingFetcher(context: IPollFunctions): FetchRoomsPage {
+	return async (pageCursor) =>
+		(await agencyInboxApiRequest.call(context, 'GET', '/v1/master-inbox/rooms', {
+			qs: { sort: 'date-asc', ...(pageCursor ? { pageCursor } : {}) },
+			optionalQs: { pageSize: BACKFILL_ROOMS_PAGE_SIZE },
 		})) as unknown as Page<RoomRow>;
 }
 
@@ -107,9 +120,18 @@ export class AgencyInboxMessageTrigger implements INodeType {
 	};
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+		const nowMs = Date.now();
+		const startDate = readStartDate(this, nowMs);
+		const backfillSources = { fetchRoomsAscending: roomsAscendingFetcher(this), fetchStories: storiesFetcher(this), loadMembers: membersLoader(this) };
 		if (this.getMode() === 'manual') {
-			const sample = await sampleMessage(this);
+			if (startDate) refuseBeyondLimit(this, startDate, nowMs);
+			const sample = startDate ? await sampleBackfilledMessage(startDate, nowMs, backfillSources, PROPOSALS_NOT_READ) : await sampleMessage(this);
 			return sample ? [[{ json: clientMessageItem(sample) }]] : null;
+		}
+		const stored = loadMessageState(this.getWorkflowStaticData('node'));
+		if (startDate && startsPass(stored?.backfill, startDate)) {
+			if (stored?.historyFromFloor) refuseUnknownHistory(this);
+			refuseBeyondLimit(this, startDate, nowMs);
 		}
 		const fetchRooms = roomsFetcher(this);
 		const messages = await runGuardedPoll<MessageTriggerState, ClientMessage>(
@@ -124,14 +146,15 @@ export class AgencyInboxMessageTrigger implements INodeType {
 					return failure && new NodeOperationError(this.getNode(), failure.message, { description: failure.description });
 				},
 				poll: async (state) => {
+					const canContinue = pagingDeadline(this);
 					const outcome = await pollMessages(state, {
 						fetchRooms,
-						fetchStories: storiesFetcher(this),
-						loadMembers: membersLoader(this),
+						...backfillSources,
 						fetchProposal: proposalFetcher(this),
 						fetchProposalsPage: proposalPageFetcher(this, PROPOSALS_PAGE_SIZE),
-						canContinue: pagingDeadline(this),
+						canContinue,
 						now: Date.now,
+						backfill: async (polled, proposals) => await stepMessageBackfill(polled, startDate, { ...backfillSources, canContinue }, proposals),
 					});
 					return { state: outcome.state, changes: outcome.messages };
 				},

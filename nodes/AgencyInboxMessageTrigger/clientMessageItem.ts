@@ -22,7 +22,15 @@ function replyAs(proposal: ProposalSummary | null, agencyMembers: AgencyMember[]
  * Agency Inbox Trigger's `chat.message.sent` item, so a workflow can switch between the webhook and
  * this trigger without changing its next nodes; the rest tells more than the webhook does.
  */
-export function clientMessageItem({ room, story, proposal: { proposal, proposals, proposalsComplete, notice: proposalNotice }, agencyMembers, notice: failingNotice }: ClientMessage): IDataObject {
+export function clientMessageItem({
+	room,
+	story,
+	proposal: { proposal, proposals, proposalsComplete, notice: proposalNotice },
+	agencyMembers,
+	notice: failingNotice,
+	backfilled,
+	backfillNotice,
+}: ClientMessage): IDataObject {
 	const notice = [proposalNotice, failingNotice].filter(Boolean).join(' ');
 	return {
 		event: 'chat.message.sent',
@@ -50,6 +58,8 @@ export function clientMessageItem({ room, story, proposal: { proposal, proposals
 			agencyMembers: agencyMembers.map(person),
 			replyAs: replyAs(proposal, agencyMembers),
 		},
+		backfilled: backfilled === true,
 		...(notice ? { notice } : {}),
+		...(backfillNotice ? { backfillNotice } : {}),
 	};
 }

@@ -1,5 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { startFromProperties } from '../shared/startFrom';
+
 export const messageTriggerProperties: INodeProperties[] = [
 	{
 		displayName:
@@ -8,4 +10,5 @@ export const messageTriggerProperties: INodeProperties[] = [
 		type: 'notice',
 		default: '',
 	},
+	...startFromProperties('client messages written'),
 ];

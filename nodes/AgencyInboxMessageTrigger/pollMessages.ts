@@ -12,6 +12,7 @@ import type { RoomProposalFinding, RoomProposalSources } from './roomProposal';
 import type { ListEnd } from './roomSweep';
 import { listStateAfter, newSweep, withPoll } from './roomSweep';
 import { RoomProposals, WAIT_FOR_PROPOSALS } from './roomProposal';
+import type { BackfillStep } from './backfill';
 import type { MessageTriggerState, RoomMark } from './state';
 import { MAX_ROOMS_KEPT } from './state';
 import type { FetchRoomsPage, FetchStoriesPage, LoadMembers, Page, RoomRow, StoryRow } from './types';
@@ -25,11 +26,15 @@ export interface ClientMessage {
 	agencyMembers: AgencyMember[];
 	/** Rooms whose messages are held back because they failed (failingRooms.ts). */
 	notice?: string;
+	/** Handed on by the backfill (Start From: A Date), not by the live polls. */
+	backfilled?: boolean;
+	/** What the backfill did not hand on, and why (backfill.ts). */
+	backfillNotice?: string;
 }
 
 export interface MessagePollOutcome {
 	state: MessageTriggerState;
-	/** New messages by people who are not agency members, oldest first. */
+	/** New messages by people who are not agency members, oldest first; then the backfill's, oldest first. */
 	messages: ClientMessage[];
 }
 
@@ -37,6 +42,8 @@ export interface MessageSources extends RoomProposalSources {
 	fetchRooms: FetchRoomsPage;
 	fetchStories: FetchStoriesPage;
 	loadMembers: LoadMembers;
+	/** The backfill's share of the poll (Start From: A Date, backfill.ts), after the live part, with the poll's proposals. */
+	backfill?: (state: MessageTriggerState, proposals: RoomProposals) => Promise<BackfillStep>;
 }
 
 /**
@@ -277,6 +284,7 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 	messages.sort((a, b) => timeOf(a.story.createdAt) - timeOf(b.story.createdAt));
 	const notice = failing.notice();
 	if (notice) for (const message of messages) message.notice = notice;
+	const backfill = sources.backfill ? await sources.backfill(state, proposals) : { backfill: state.backfill, messages: [] };
 	return {
 		state: {
 			seq: state.seq + 1,
@@ -285,7 +293,10 @@ export async function pollMessages(state: MessageTriggerState, sources: MessageS
 			...listStateAfter(state, { sweep, listEnd, complete }),
 			...failing.state(),
 			proposals: await proposals.advance(),
+			...(backfill.backfill ? { backfill: backfill.backfill } : {}),
+			...(state.historyFromFloor ? { historyFromFloor: true } : {}),
 		},
-		messages,
+		// The live messages first: what a client writes now never waits behind the history.
+		messages: [...messages, ...backfill.messages],
 	};
 }

@@ -2,6 +2,8 @@ import type { IDataObject } from 'n8n-workflow';
 
 import type { Mark } from '../shared/marks';
 import { isMark } from '../shared/marks';
+import type { MessageBackfill } from './backfill';
+import { loadMessageBackfill } from './backfill';
 import type { FailingRoom } from './failingRooms';
 import { loadFailingRooms } from './failingRooms';
 import type { LateSyncMark } from './lateSync';
@@ -59,6 +61,10 @@ export interface MessageTriggerState {
 	failingRooms?: Record<string, FailingRoom>;
 	/** The rooms' proposals: the index by chatRoomId and the lookups made while the full pass goes on (roomProposal.ts). */
 	proposals: RoomProposalsState;
+	/** What the backfill (Start From: A Date) handed on, and its pass under way (backfill.ts). Absent: none ever ran. */
+	backfill?: MessageBackfill;
+	/** Set where the history line was taken from the floor of a state stored before it existed: messages below it may have been handed on, so no backfill. */
+	historyFromFloor?: true;
 }
 
 /**
@@ -115,13 +121,15 @@ function isSweep(value: unknown): value is SweepInProgress {
 export function loadMessageState(staticData: IDataObject): MessageTriggerState | undefined {
 	const stored = staticData.messages as unknown as (Partial<MessageTriggerState> & { roomsMoveOnMessages?: unknown; listOutOfMessageOrder?: unknown }) | undefined;
 	if (!stored || typeof stored.seq !== 'number' || stored.floor === undefined || !isMarkOrNull(stored.floor)) return undefined;
-	const history = stored.history !== undefined && isMarkOrNull(stored.history) ? stored.history : stored.floor;
+	const historyStored = stored.history !== undefined && isMarkOrNull(stored.history);
+	const history = historyStored ? (stored.history as Mark | null) : stored.floor;
 	const rooms = Object.fromEntries(
 		Object.entries(stored.rooms ?? {})
 			.filter(([, room]) => isRoomMark(room))
 			.map(([roomId, room]) => [roomId, { at: room.at, uids: room.uids, last: room.last, ...loadLateSyncMark(room) }]),
 	);
 	const failingRooms = loadFailingRooms(stored.failingRooms);
+	const backfill = loadMessageBackfill(stored.backfill);
 	return {
 		seq: stored.seq,
 		history,
@@ -133,6 +141,8 @@ export function loadMessageState(staticData: IDataObject): MessageTriggerState |
 		...(isSweep(stored.sweep) ? { sweep: stored.sweep } : {}),
 		...(Object.keys(failingRooms).length > 0 ? { failingRooms } : {}),
 		proposals: loadRoomProposals(stored.proposals),
+		...(backfill ? { backfill } : {}),
+		...(historyStored && stored.historyFromFloor !== true ? {} : { historyFromFloor: true }),
 	};
 }
 

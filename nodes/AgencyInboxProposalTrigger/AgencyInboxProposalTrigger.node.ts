@@ -6,8 +6,10 @@ import type {
 } from 'n8n-workflow';
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
+import { readStartDate, refuseBeyondLimit, refuseUnknownHistory, startsPass } from '../shared/startFrom';
 import { triggerDescription } from '../shared/triggerDescription';
 import { simplifyProposal } from '../shared/simplifyProposal';
+import { stepProposalBackfill } from './backfill';
 import type { ChangeFilters, TriggerOn } from './classify';
 import { proposalTriggerProperties } from './description';
 import type { ProposalChange } from './pollChanges';
@@ -16,9 +18,13 @@ import { proposalPageFetcher } from '../shared/proposalSweep';
 import type { ProposalTriggerState } from './state';
 import { bootstrapProposalState, isOlderProposalState, loadProposalState, saveProposalState } from './state';
 
+/** The backfill reads every page of its range: larger pages where the service takes them. */
+const BACKFILL_PAGE_SIZE = '100';
+
 function toItem(change: ProposalChange, simplify: boolean): INodeExecutionData {
 	const proposal = simplify ? simplifyProposal(change.record) : change.record;
-	return { json: { trigger: change.trigger, resultEvent: change.resultEvent, ...proposal } };
+	const notice = change.backfillNotice ? { backfillNotice: change.backfillNotice } : {};
+	return { json: { trigger: change.trigger, resultEvent: change.resultEvent, ...proposal, backfilled: change.backfilled === true, ...notice } };
 }
 
 export class AgencyInboxProposalTrigger implements INodeType {
@@ -42,10 +48,19 @@ export class AgencyInboxProposalTrigger implements INodeType {
 		const simplify = this.getNodeParameter('simplify', true) as boolean;
 		const fetchPage = proposalPageFetcher(this);
 
+		const nowMs = Date.now();
+		const startDate = readStartDate(this, nowMs);
 		if (this.getMode() === 'manual') {
-			const sample = await findSampleChange(fetchPage, { ...filters, status });
+			if (startDate) refuseBeyondLimit(this, startDate, nowMs);
+			const sample = await findSampleChange(fetchPage, { ...filters, status }, startDate);
 			return sample ? [[toItem(sample, simplify)]] : null;
 		}
+		const stored = loadProposalState(this.getWorkflowStaticData('node'));
+		if (startDate && startsPass(stored?.backfill, startDate)) {
+			if (stored && !stored.liveSince) refuseUnknownHistory(this);
+			refuseBeyondLimit(this, startDate, nowMs);
+		}
+		const backfillSources = { fetchPage: proposalPageFetcher(this, BACKFILL_PAGE_SIZE), status };
 
 		const changes = await runGuardedPoll<ProposalTriggerState, ProposalChange>(
 			this,
@@ -54,7 +69,17 @@ export class AgencyInboxProposalTrigger implements INodeType {
 				save: saveProposalState,
 				isOlder: isOlderProposalState,
 				bootstrap: () => bootstrapProposalState(new Date()),
-				poll: async (state) => await pollChanges(state, fetchPage, { ...filters, status, canContinue: pagingDeadline(this) }),
+				poll: async (state) => {
+					const canContinue = pagingDeadline(this);
+					const live = await pollChanges(state, fetchPage, { ...filters, status, canContinue });
+					if (!state.liveSince) return live;
+					// The backfill after the live changes: what changes now never waits behind the history.
+					const backfill = await stepProposalBackfill(state.backfill, startDate, state.liveSince, filters, { ...backfillSources, canContinue });
+					if (backfill.backfill === state.backfill) return live;
+					const { backfill: ledger } = backfill;
+					const stepped = { ...(ledger ? { backfill: ledger } : {}), backfillStep: (state.backfillStep ?? 0) + 1 };
+					return { state: { ...live.state, ...stepped }, changes: [...live.changes, ...backfill.changes] };
+				},
 			},
 			'Agency Inbox Proposal Trigger',
 		);

@@ -1,6 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { PROPOSAL_STATUS_OPTIONS } from '../shared/proposalStatuses';
+import { startFromProperties } from '../shared/startFrom';
 
 export const RESULT_EVENT_OPTIONS = [
 	{ name: 'Client Replied', value: 'CLIENT_REPLIED' },
@@ -65,9 +66,10 @@ export const proposalTriggerProperties: INodeProperties[] = [
 			},
 		],
 	},
+	...startFromProperties('proposals created or updated'),
 	{
 		displayName:
-			'Proposals that predate the service\'s updatedAt field (updatedAt empty) are not seen by this trigger until they change. Activating emits nothing historic: the trigger fires for changes made after activation.',
+			'Proposals that predate the service\'s updatedAt field (updatedAt empty) are not seen by this trigger until they change. With Start From: Now, activating emits nothing historic: the trigger fires for changes made after activation.',
 		name: 'notice',
 		type: 'notice',
 		default: '',

@@ -185,6 +185,17 @@ export const story = z.strictObject({
 export const cancelResult = z.strictObject({ success: z.boolean() });
 
 const person = z.object({ uid: z.string(), name: z.string(), photoUrl: z.string(), slug: z.string() });
+/** What the polling triggers add for Start From (nodes/shared/startFrom.ts). */
+function backfillFields(item: string) {
+	return {
+		backfilled: z.boolean().describe(`true where Start From: A Date handed this ${item} on from before the activation; false where the live polls found it`),
+		backfillNotice: z
+			.string()
+			.optional()
+			.describe('what the backfill does not hand on, and why: the date moved and an earlier backfill handed on the rest, or rooms it could not read'),
+	};
+}
+
 /** The payload keys of the four events, all optional: which are present depends on `event`. */
 export const webhookEvent = z.strictObject({
 	event: z.string().describe('proposal.accepted, chat.message.sent, bid_intent.scheduled or message.attempt.exhausted'),
@@ -206,6 +217,7 @@ export const proposalTriggerItem = z.strictObject({
 	trigger: z.enum(['new', 'updated']),
 	resultEvent: nullableString.describe('the newest result event since the last poll, or null for a status change or a new proposal'),
 	...proposalRecord.shape,
+	...backfillFields('proposal'),
 });
 
 const agencyMemberRef = z.strictObject({ uid: z.string().describe("the member's uid (Send Message's Freelancer)"), name: nullableString });
@@ -259,6 +271,7 @@ export const messageTriggerItem = z.strictObject({
 		.string()
 		.optional()
 		.describe("why room.proposals is null (the trigger is still reading the agency's proposals, or could not read them) or payload.proposal is null although the room names a proposal"),
+	...backfillFields('message'),
 });
 
 /** A new or changed invitation from the Invitation Trigger: why it fired, what the list showed before, the record. */
@@ -267,6 +280,7 @@ export const invitationTriggerItem = z.strictObject({
 	previousStatus: z.string().optional().describe('for statusChanged: the status the list showed before'),
 	previousResult: z.string().optional().describe('for statusChanged: the result the list showed before'),
 	...invitation.shape,
+	...backfillFields('invitation'),
 });
 
 /** Where each schema goes: node folder, then the path under __schema__/v<version>/. */

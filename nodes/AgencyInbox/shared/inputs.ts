@@ -1,29 +1,7 @@
-import { DateTime } from 'luxon';
 import type { IExecuteSingleFunctions, IHttpRequestOptions, PreSendAction } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-function parseInZone(value: unknown, timeZone: string): DateTime | undefined {
-	if (DateTime.isDateTime(value)) return value;
-	if (value instanceof Date) return DateTime.fromJSDate(value, { zone: timeZone });
-	if (typeof value !== 'string') return undefined;
-	const text = value.trim();
-	const parsers = [DateTime.fromISO, DateTime.fromSQL, DateTime.fromRFC2822, DateTime.fromHTTP];
-	for (const parse of parsers) {
-		const parsed = parse(text, { zone: timeZone });
-		if (parsed.isValid) return parsed;
-	}
-	return undefined;
-}
-
-/**
- * A date-time as ISO-8601 with the offset of the given time zone. Local times without a zone
- * (as n8n's date picker hands them over) are read in that zone; undefined when it does not parse.
- */
-export function toIsoWithOffset(value: unknown, timeZone: string): string | undefined {
-	const parsed = parseInZone(value, timeZone);
-	if (!parsed?.isValid) return undefined;
-	return parsed.setZone(timeZone).toISO({ suppressMilliseconds: true }) ?? undefined;
-}
+import { toIsoWithOffset } from '../../shared/dateTimes';
 
 function isBlank(value: unknown): boolean {
 	return value === undefined || value === null || String(value).trim() === '';

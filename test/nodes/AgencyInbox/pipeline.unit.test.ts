@@ -3,7 +3,7 @@ import type { IN8nHttpFullResponse, INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { guidanceFor, recordNamedByPath, toNodeApiError } from '../../../nodes/shared/errors';
-import { toIsoWithOffset } from '../../../nodes/AgencyInbox/shared/inputs';
+import { toIsoWithOffset } from '../../../nodes/shared/dateTimes';
 import { resetProcessMemory } from '../../../nodes/shared/processMemory';
 import { budgetKeyFor, RollingWindowBudget } from '../../../nodes/shared/requestBudget';
 import { runOrderOf, setRunOrder } from '../../../nodes/shared/runOrder';
