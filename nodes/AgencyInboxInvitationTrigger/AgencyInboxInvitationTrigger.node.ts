@@ -2,7 +2,7 @@ import type { IDataObject, INodeExecutionData, INodeType, INodeTypeDescription, 
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
 import { agencyInboxApiRequest } from '../shared/serviceClient';
-import { readStartDate, refuseBeyondLimit, refuseUnknownHistory, startsPass } from '../shared/startFrom';
+import { checkDateOfNewPass, readStartDate, refuseBeyondLimit } from '../shared/startFrom';
 import { triggerDescription } from '../shared/triggerDescription';
 import { stepInvitationBackfill } from './backfill';
 import { invitationTriggerProperties } from './description';
@@ -56,10 +56,7 @@ export class AgencyInboxInvitationTrigger implements INodeType {
 			return sample ? [[toItem({ trigger: triggerOn === 'statusChanged' ? 'statusChanged' : 'new', record: sample, backfilled: startDate !== undefined })]] : null;
 		}
 		const stored = loadInvitationState(this.getWorkflowStaticData('node'));
-		if (startDate && startsPass(stored?.backfill, startDate)) {
-			if (stored && !stored.marksLive) refuseUnknownHistory(this);
-			refuseBeyondLimit(this, startDate, nowMs);
-		}
+		checkDateOfNewPass(this, startDate, stored, stored?.marksLive === true, nowMs);
 		const changes = await runGuardedPoll<InvitationTriggerState, InvitationChange>(
 			this,
 			{

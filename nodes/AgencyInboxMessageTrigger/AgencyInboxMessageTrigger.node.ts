@@ -4,7 +4,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import { httpStatusOf } from '../shared/errors';
 import type { CanContinue } from '../shared/guardedPoll';
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
-import { readStartDate, refuseBeyondLimit, refuseUnknownHistory, startsPass } from '../shared/startFrom';
+import { checkDateOfNewPass, readStartDate, refuseBeyondLimit } from '../shared/startFrom';
 import { triggerDescription } from '../shared/triggerDescription';
 import type { AgencyMember } from '../shared/roomPeople';
 import { isAgencyAuthor } from '../shared/roomPeople';
@@ -129,10 +129,7 @@ export class AgencyInboxMessageTrigger implements INodeType {
 			return sample ? [[{ json: clientMessageItem(sample) }]] : null;
 		}
 		const stored = loadMessageState(this.getWorkflowStaticData('node'));
-		if (startDate && startsPass(stored?.backfill, startDate)) {
-			if (stored?.historyFromFloor) refuseUnknownHistory(this);
-			refuseBeyondLimit(this, startDate, nowMs);
-		}
+		checkDateOfNewPass(this, startDate, stored, stored?.historyFromFloor !== true, nowMs);
 		const fetchRooms = roomsFetcher(this);
 		const messages = await runGuardedPoll<MessageTriggerState, ClientMessage>(
 			this,

@@ -205,6 +205,7 @@ export async function stepMessageBackfill(state: MessageTriggerState, date: Star
 				return 'failed';
 			}
 			delete progress.failing[room.roomId];
+			delete progress.partial[room.roomId];
 			progress.leftOut[room.roomId] = failureText(error);
 			done.add(room.roomId);
 			return 'read';

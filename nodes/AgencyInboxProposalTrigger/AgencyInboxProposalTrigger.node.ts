@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 
 import { pagingDeadline, runGuardedPoll } from '../shared/guardedPoll';
-import { readStartDate, refuseBeyondLimit, refuseUnknownHistory, startsPass } from '../shared/startFrom';
+import { checkDateOfNewPass, readStartDate, refuseBeyondLimit } from '../shared/startFrom';
 import { triggerDescription } from '../shared/triggerDescription';
 import { simplifyProposal } from '../shared/simplifyProposal';
 import { stepProposalBackfill } from './backfill';
@@ -56,10 +56,7 @@ export class AgencyInboxProposalTrigger implements INodeType {
 			return sample ? [[toItem(sample, simplify)]] : null;
 		}
 		const stored = loadProposalState(this.getWorkflowStaticData('node'));
-		if (startDate && startsPass(stored?.backfill, startDate)) {
-			if (stored && !stored.liveSince) refuseUnknownHistory(this);
-			refuseBeyondLimit(this, startDate, nowMs);
-		}
+		checkDateOfNewPass(this, startDate, stored, stored?.liveSince !== undefined, nowMs);
 		const backfillSources = { fetchPage: proposalPageFetcher(this, BACKFILL_PAGE_SIZE), status };
 
 		const changes = await runGuardedPoll<ProposalTriggerState, ProposalChange>(

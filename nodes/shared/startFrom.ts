@@ -78,7 +78,7 @@ export function refuseBeyondLimit(context: IPollFunctions, date: StartDate, nowM
  * A trigger whose state was stored before Start From existed cannot tell the history of its activation
  * from what its live polls handed on since: a date would hand some on twice. It fails, before any request.
  */
-export function refuseUnknownHistory(context: IPollFunctions): never {
+function refuseUnknownHistory(context: IPollFunctions): never {
 	throw new NodeOperationError(context.getNode(), 'Start From: this trigger was published before Start From existed, so it cannot tell its history from what it already handed on', {
 		description: 'To hand on what happened since a date, add a new trigger node with the date (it starts with its own state), publish, then remove this one. Or set Start From back to Now.',
 	});
@@ -117,9 +117,26 @@ export function passFor<Progress>(ledger: BackfillLedger<Progress> | undefined, 
 }
 
 /** Whether a poll with `date` would start a pass (then the date must lie within MAX_BACKFILL_DAYS). */
-export function startsPass(ledger: BackfillLedger<unknown> | undefined, date: StartDate): boolean {
+function startsPass(ledger: BackfillLedger<unknown> | undefined, date: StartDate): boolean {
 	if (ledger?.pass) return false;
 	return ledger?.covered === undefined || date.ms < Date.parse(ledger.covered);
+}
+
+/**
+ * Before any request of an active trigger's poll: a date that would start a pass must lie within
+ * MAX_BACKFILL_DAYS, and a stored state must know its activation's line (`knowsLine`). A pass under way
+ * is not checked again: it never fails for having aged.
+ */
+export function checkDateOfNewPass(
+	context: IPollFunctions,
+	date: StartDate | undefined,
+	stored: { backfill?: BackfillLedger<unknown> } | undefined,
+	knowsLine: boolean,
+	nowMs: number,
+): void {
+	if (date === undefined || !startsPass(stored?.backfill, date)) return;
+	if (stored && !knowsLine) refuseUnknownHistory(context);
+	refuseBeyondLimit(context, date, nowMs);
 }
 
 /** The ledger once `pass` reached its end: everything from the earlier of its date and `covered` on is handed on. */

@@ -1,9 +1,10 @@
 /**
- * Start From: A Date in a real n8n (the pinned version) with its durable poll scheduler, the packed
- * package installed as a community package: the three polling triggers published with a date 20 days
- * back against a sandbox holding thousands of messages, hundreds of proposals and invitations since then.
- * Every item since the date reaches the CRM once, the live changes made during the backfill with the next
- * polls, and n8n killed with SIGKILL in the middle of the backfill loses and repeats nothing.
+ * Start From: A Date in a real n8n (the pinned version), the packed package installed as a community
+ * package: the three polling triggers published with a date 20 days back against a sandbox holding
+ * thousands of messages, hundreds of proposals and invitations since then. Every item since the date
+ * reaches the CRM once, the live changes made during the backfill with the next polls, and n8n
+ * interrupted in the middle of a poll of the backfill (the durable poll scheduler killed with SIGKILL,
+ * the default poller stopped with SIGTERM) loses and repeats nothing.
  */
 import path from 'node:path';
 
@@ -54,8 +55,13 @@ function workflows(sandboxOrigin: string, startDate: string) {
 	];
 }
 
-// n8n 1.x has no durable poll scheduler.
-(n8nMajorVersion(n8nVersion) >= 2 ? describe : describe.skip)(`Start From in a real n8n ${n8nVersion}, durable poll scheduler`, () => {
+/** n8n's two pollers: the durable scheduler (2.37 and later) killed, the default one stopped, each in the middle of a poll of the backfill. */
+const SETUPS = [
+	{ poller: "n8n's durable poll scheduler", env: DURABLE_SCHEDULER, interruption: 'SIGKILL', run: n8nMajorVersion(n8nVersion) >= 2 },
+	{ poller: "n8n's default poller", env: {}, interruption: 'SIGTERM', run: true },
+] as const;
+
+describe.each(SETUPS.filter((setup) => setup.run))(`Start From in a real n8n ${n8nVersion}, $poller`, ({ env, interruption }) => {
 	let sandbox: Sandbox;
 	let proxy: LoopbackProxy;
 	/** Set by the test: called with each room's messages asked for through the proxy, before it is passed on. */
@@ -102,7 +108,7 @@ function workflows(sandboxOrigin: string, startDate: string) {
 		const all = workflows(sandbox.origin, new Date(startDateMs).toISOString());
 		const credential = sandboxCredential({ ...sandbox, url: `${proxy.origin}/service`, origin: proxy.origin }, 600);
 		await installIntoN8n({ userFolder, n8nVersion, credentials: [credential], workflows: all, publish: all.map((workflow) => workflow.id) });
-		n8n = await startN8n({ userFolder, env: { ...E2E_N8N_ENV, ...DURABLE_SCHEDULER } });
+		n8n = await startN8n({ userFolder, env: { ...E2E_N8N_ENV, ...env } });
 	}, SETUP_TIMEOUT_MS);
 
 	afterAll(async () => {
@@ -112,10 +118,10 @@ function workflows(sandboxOrigin: string, startDate: string) {
 		if (workDir) removeTempDir(workDir);
 	});
 
-	it('hands on every item since the date once, beside the live ones, across a SIGKILL in the middle of the backfill', async () => {
+	it(`hands on every item since the date once, beside the live ones, across a ${interruption} in the middle of the backfill`, async () => {
 		const owed = history();
 		expect(owed.message.length).toBeGreaterThan(1_000);
-		// Killed once part of the messages' history is in the CRM (the backfill hands on at most 100 a poll),
+		// Stopped once part of the messages' history is in the CRM (the backfill hands on at most 100 a poll),
 		// in the middle of a poll: a room's messages asked for, held 3 s (the runs before it end), never answered.
 		await waitFor('part of the history in the CRM', crmRows, (rows) => keys(rows, 'message').length >= 300, 10 * 60_000);
 		const live = await change({ kind: 'clientMessage', roomId: 'room-007', text: 'written during the backfill' });
@@ -130,11 +136,12 @@ function workflows(sandboxOrigin: string, startDate: string) {
 		});
 		await held;
 		await sleep(3_000);
-		await n8n!.kill();
+		if (interruption === 'SIGKILL') await n8n!.kill();
+		else await n8n!.stop();
 		release();
 		const atKill = await crmRows();
 		const whileDown = await change({ kind: 'newInvitation' });
-		n8n = await startN8n({ userFolder: path.join(workDir, 'n8n'), port: n8n!.port, env: { ...E2E_N8N_ENV, ...DURABLE_SCHEDULER } });
+		n8n = await startN8n({ userFolder: path.join(workDir, 'n8n'), port: n8n!.port, env: { ...E2E_N8N_ENV, ...env } });
 
 		const expected = {
 			message: [...owed.message, String(live.storyId)].sort(),
@@ -145,7 +152,7 @@ function workflows(sandboxOrigin: string, startDate: string) {
 		const restartedAt = Date.now();
 		await waitFor('every item since the date in the CRM', crmRows, complete, 10 * 60_000);
 		const figures = (['message', 'proposal', 'invitation'] as const).map((kind) => `${kind}s ${keys(atKill, kind).length} of ${expected[kind].length}`).join(', ');
-		process.stderr.write(`Start From: in the CRM when n8n was killed: ${figures}; the rest within ${((Date.now() - restartedAt) / 1000).toFixed(0)} s of the restart (measured)\n`);
+		process.stderr.write(`Start From (${interruption}): in the CRM when n8n was stopped: ${figures}; the rest within ${((Date.now() - restartedAt) / 1000).toFixed(0)} s of the restart (measured)\n`);
 		// Missed poll times are claimed together after a restart: time for any duplicate to arrive.
 		await sleep(15_000);
 		const rows = await crmRows();
