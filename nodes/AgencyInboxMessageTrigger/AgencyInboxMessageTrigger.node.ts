@@ -55,8 +55,11 @@ function storiesFetcher(context: IPollFunctions): FetchStoriesPage {
 		})) as unknown as Page<StoryRow>;
 }
 
+/** The agency's members, read at most once per loader: one per poll, shared by the live part and the backfill. */
 function membersLoader(context: IPollFunctions): LoadMembers {
-	return async () => (await agencyInboxApiPaginate.call(context, '/v1/agency/members', { optionalQs: { pageSize: MEMBERS_PAGE_SIZE } })) as unknown as AgencyMember[];
+	let members: Promise<AgencyMember[]> | undefined;
+	return async () =>
+		await (members ??= agencyInboxApiPaginate.call(context, '/v1/agency/members', { optionalQs: { pageSize: MEMBERS_PAGE_SIZE } }) as unknown as Promise<AgencyMember[]>);
 }
 
 /**
