@@ -1,6 +1,6 @@
 /**
- * The compatibility ladder, `npm run test:compat`: test/e2e/compat.test.ts in every n8n version of
- * compatLadder.json (oldest first; the first is the floor the README promises), one jest run per
+ * The compatibility ladder, `npm run test:compat`: test/e2e/compat.test.ts and test/e2e/startFrom.test.ts
+ * (side by side) in every n8n version of compatLadder.json (oldest first; the first is the floor the README promises), one jest run per
  * version, one after the other. `AGENCY_INBOX_N8N_VERSION=<version> npm run test:compat` runs one
  * version, of the ladder or not. A version not yet in the cache is installed by the test itself.
  */
@@ -10,6 +10,8 @@ import { REPO_ROOT } from './agencyInbox';
 import ladder from './compatLadder.json';
 import { stopOnExit } from '../stopOnExit';
 
+/** What every version runs: the compat suite, and Start From's backfill across restarts (its pollers as that version has them). */
+const COMPAT_FILES = ['test/e2e/compat.test.ts', 'test/e2e/startFrom.test.ts'];
 const versions = process.env.AGENCY_INBOX_N8N_VERSION ? [process.env.AGENCY_INBOX_N8N_VERSION] : ladder;
 const log = (line: string) => console.log(`[compat] ${line}`);
 const stops = stopOnExit(log);
@@ -24,7 +26,7 @@ stops.add(async () => {
 
 function runCompatSuite(version: string): Promise<boolean> {
 	const jest = require.resolve('jest/bin/jest');
-	current = spawn(process.execPath, [jest, '--config', 'test/e2e/jest.config.js', 'test/e2e/compat.test.ts'], {
+	current = spawn(process.execPath, [jest, '--config', 'test/e2e/jest.config.js', ...COMPAT_FILES], {
 		cwd: REPO_ROOT,
 		env: { ...process.env, AGENCY_INBOX_N8N_VERSION: version },
 		stdio: 'inherit',

@@ -681,12 +681,13 @@ async function signInOwner(url: string): Promise<Record<string, string>> {
 	const headers = { 'content-type': 'application/json', 'browser-id': BROWSER_ID };
 	// Both may be sent again: a second setup is refused, a second login logs in again.
 	const setup = await fetchFromN8n(`${url}/rest/owner/setup`, { method: 'POST', headers, body: JSON.stringify(DEMO_OWNER) }, true);
-	// Refused when an earlier start of this user folder already set the owner up.
+	// Refused when an earlier start of this user folder already set the owner up. n8n 1.x before about
+	// 1.80 reads the login's `email`, later versions `emailOrLdapLoginId`: both are sent.
 	const response = setup.ok
 		? setup
 		: await fetchFromN8n(
 				`${url}/rest/login`,
-				{ method: 'POST', headers, body: JSON.stringify({ emailOrLdapLoginId: DEMO_OWNER.email, password: DEMO_OWNER.password }) },
+				{ method: 'POST', headers, body: JSON.stringify({ email: DEMO_OWNER.email, emailOrLdapLoginId: DEMO_OWNER.email, password: DEMO_OWNER.password }) },
 				true,
 			);
 	if (!response.ok) {
