@@ -1,7 +1,9 @@
 /**
- * Keyset cursor pagination. A cursor is opaque to clients; inside it names the list and the
- * ordering it was issued for and the sort key of the last row served, so a row that moves above
- * the cursor (e.g. a proposal updated mid-sweep) is skipped instead of shifting the pages.
+ * Cursor pagination. A cursor is opaque to clients; inside it names the list and the ordering it was
+ * issued for, and where the next page begins: by default (`keys`) the sort key of the last row served,
+ * so a row that moves above the cursor (e.g. a proposal updated mid-sweep) is skipped instead of
+ * shifting the pages; under the reading `listCursors=offsets`, the number of rows served, so a row that
+ * moves shifts the rows after it (one served twice, or one skipped).
  */
 import { BadRequest } from './http';
 
@@ -16,10 +18,14 @@ export interface Ordering<T> {
 	descending: boolean;
 }
 
+export type CursorKind = 'keys' | 'offsets';
+
 interface CursorPayload {
 	b: string;
 	d: string;
-	k: SortKey;
+	/** The last row's key (`keys`), or the rows served (`offsets`). */
+	k?: SortKey;
+	o?: number;
 }
 
 export const DEFAULT_PAGE_SIZE = 20;
@@ -32,7 +38,9 @@ export function encodeCursor(payload: CursorPayload): string {
 function decodeCursor(cursor: string): CursorPayload {
 	try {
 		const payload = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorPayload;
-		if (typeof payload.b === 'string' && Array.isArray(payload.k) && payload.k.length === 2) return payload;
+		const keyed = Array.isArray(payload.k) && payload.k.length === 2;
+		const counted = Number.isInteger(payload.o) && payload.o! >= 0;
+		if (typeof payload.b === 'string' && keyed !== counted) return payload;
 	} catch {
 		// falls through to the error below
 	}
@@ -56,8 +64,8 @@ export interface Page<T> {
 	meta: { pageSize: number; nextCursor?: string; total?: number };
 }
 
-/** Sorts `items` by `ordering`, resumes after the cursor's key, and cuts one page. */
-export function paginate<T>(items: T[], ordering: Ordering<T>, cursor: string | undefined, pageSize: number): Page<T> {
+/** Sorts `items` by `ordering`, resumes where the cursor says, and cuts one page. */
+export function paginate<T>(items: T[], ordering: Ordering<T>, cursor: string | undefined, pageSize: number, cursors: CursorKind = 'keys'): Page<T> {
 	const direction = ordering.descending ? -1 : 1;
 	const sorted = items
 		.map((item) => ({ item, key: ordering.key(item) }))
@@ -71,14 +79,19 @@ export function paginate<T>(items: T[], ordering: Ordering<T>, cursor: string | 
 					'A cursor belongs to the ordering it was issued for: restart pagination without pageCursor.',
 			);
 		}
-		const after = decoded.k;
-		const firstAfter = sorted.findIndex((row) => direction * compareKeys(row.key, after) > 0);
-		start = firstAfter === -1 ? sorted.length : firstAfter;
+		if ((decoded.o !== undefined) !== (cursors === 'offsets')) throw new BadRequest('pageCursor is not a valid cursor. Restart pagination without pageCursor.');
+		if (decoded.o !== undefined) start = Math.min(decoded.o, sorted.length);
+		else {
+			const after = decoded.k!;
+			const firstAfter = sorted.findIndex((row) => direction * compareKeys(row.key, after) > 0);
+			start = firstAfter === -1 ? sorted.length : firstAfter;
+		}
 	}
 	const rows = sorted.slice(start, start + pageSize);
 	const page: Page<T> = { data: rows.map((r) => r.item), meta: { pageSize: rows.length } };
 	if (start + pageSize < sorted.length && rows.length > 0) {
-		page.meta.nextCursor = encodeCursor({ b: ordering.binding, d: ordering.description, k: rows[rows.length - 1].key });
+		const next = cursors === 'offsets' ? { o: start + rows.length } : { k: rows[rows.length - 1].key };
+		page.meta.nextCursor = encodeCursor({ b: ordering.binding, d: ordering.description, ...next });
 	}
 	return page;
 }

@@ -110,7 +110,7 @@ const MEMBERS_ORDER: Ordering<Member> = { binding: 'members:uid-asc', descriptio
 function listMembers(ctx: ApiContext, req: ApiRequest): ApiResponse {
 	const role = oneOf(req.query, 'role', ['member', 'business_manager']);
 	const members = ctx.state.members.filter((m) => role === undefined || m.role === role);
-	return { status: 200, body: paginate(members, { ...MEMBERS_ORDER, binding: `${MEMBERS_ORDER.binding}:role=${role ?? 'any'}` }, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req)) };
+	return { status: 200, body: paginate(members, { ...MEMBERS_ORDER, binding: `${MEMBERS_ORDER.binding}:role=${role ?? 'any'}` }, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req), ctx.variants.listCursors) };
 }
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -131,7 +131,7 @@ function listInvitations(ctx: ApiContext, req: ApiRequest): ApiResponse {
 		description: `invitations ${order}, status ${status ?? 'any'}`,
 		...INVITATION_KEYS[order],
 	};
-	return { status: 200, body: paginate(invitations, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req)) };
+	return { status: 200, body: paginate(invitations, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req), ctx.variants.listCursors) };
 }
 
 const OFFSET_DATE_TIME = /^(\d{4}-\d{2}-\d{2})(?:T(\d{2}:\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:?\d{2}))?$/i;
@@ -173,6 +173,7 @@ function listProposals(ctx: ApiContext, req: ApiRequest): ApiResponse {
 			descending: false,
 		};
 	}
+	// Rule 4 of updatedSince describes a cursor that is a key: the proposals' cursors are keys under every reading.
 	const page = paginate(proposals, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req));
 	return { status: 200, body: { data: page.data, meta: { ...page.meta, total: proposals.length } } };
 }
@@ -218,7 +219,7 @@ function listRooms(ctx: ApiContext, req: ApiRequest): ApiResponse {
 		key: (room) => [roomDate(ctx.state, room, ctx.variants) ?? '', room.roomId],
 		descending: sort === 'date-desc',
 	};
-	const page = paginate(rooms, ordering, pageCursor, pageSize);
+	const page = paginate(rooms, ordering, pageCursor, pageSize, ctx.variants.listCursors);
 	return { status: 200, body: { ...page, data: page.data.map((room) => roomRowTimesView(view.room(room), ctx.variants)) } };
 }
 
@@ -251,7 +252,7 @@ function listStories(ctx: ApiContext, req: ApiRequest, [roomId]: string[]): ApiR
 		key: (s) => [s.createdAt, s.storyId],
 		descending: order === 'newestFirst',
 	};
-	const page = paginate(stories, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req));
+	const page = paginate(stories, ordering, queryValue(req.query, 'pageCursor'), pageSizeOf(ctx, req), ctx.variants.listCursors);
 	return { status: 200, body: { ...page, data: page.data.map(idView(ctx.state, ctx.variants).story) } };
 }
 

@@ -21,6 +21,13 @@ export interface SandboxVariants {
 	roomRowTimes: 'milliseconds' | 'seconds';
 	/** Whether rooms show their own creation times, or all one (`together`: an import). */
 	roomCreation: 'spread' | 'together';
+	/**
+	 * What a `pageCursor` holds on the lists whose cursor the spec does not describe (every list but the
+	 * proposals', whose rule 4 describes a key): the sort key of the last row served, or how many rows were
+	 * served. Under `offsets` a row that moves while a client pages shifts the rows after it: one is served
+	 * twice, or one is skipped.
+	 */
+	listCursors: 'keys' | 'offsets';
 }
 
 /** Every value of every field, the default first. */
@@ -33,6 +40,7 @@ const VARIANT_VALUES: { [F in keyof SandboxVariants]: ReadonlyArray<SandboxVaria
 	authorIds: ['memberUid', 'marketplaceUserId'],
 	roomRowTimes: ['milliseconds', 'seconds'],
 	roomCreation: ['spread', 'together'],
+	listCursors: ['keys', 'offsets'],
 };
 
 export const DEFAULT_VARIANTS: SandboxVariants = {
@@ -44,14 +52,15 @@ export const DEFAULT_VARIANTS: SandboxVariants = {
 	authorIds: 'memberUid',
 	roomRowTimes: 'milliseconds',
 	roomCreation: 'spread',
+	listCursors: 'keys',
 };
 
 /** Every value of every field at least once, the default first: run a test once per entry (readings combined). */
 export const ALL_VARIANTS: SandboxVariants[] = [
 	DEFAULT_VARIANTS,
-	{ roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'createdAtAsc', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'ignored', authorIds: 'marketplaceUserId', roomRowTimes: 'seconds', roomCreation: 'spread' },
-	{ roomSort: 'createdAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId', roomRowTimes: 'seconds', roomCreation: 'together' },
-	{ roomSort: 'lastSyncedAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId', roomRowTimes: 'milliseconds', roomCreation: 'together' },
+	{ roomSort: 'lastClientMessageAt', storyOrder: 'oldestFirst', invitationOrder: 'createdAtAsc', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'ignored', authorIds: 'marketplaceUserId', roomRowTimes: 'seconds', roomCreation: 'spread', listCursors: 'offsets' },
+	{ roomSort: 'createdAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId', roomRowTimes: 'seconds', roomCreation: 'together', listCursors: 'keys' },
+	{ roomSort: 'lastSyncedAt', storyOrder: 'oldestFirst', invitationOrder: 'scrambled', vendorProposalId: 'marketplaceId', unnamedQueryParameters: 'rejected', authorIds: 'marketplaceUserId', roomRowTimes: 'milliseconds', roomCreation: 'together', listCursors: 'offsets' },
 ];
 
 export interface SingleReading {

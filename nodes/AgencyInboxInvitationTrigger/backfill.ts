@@ -8,7 +8,7 @@
  */
 import type { BackfillLedger, BackfillPass, StartDate } from '../shared/startFrom';
 import { BACKFILL_RUN_SIZE, ledgerAfterPass, loadLedger, passFor, withinPass } from '../shared/startFrom';
-import type { InvitationChange } from './pollInvitations';
+import type { InvitationChange, PollRead } from './pollInvitations';
 import { isFoundLive, parseSeen } from './pollInvitations';
 import type { InvitationTriggerState } from './state';
 import type { InvitationRecord, InvitationTriggerOn } from './types';
@@ -16,12 +16,20 @@ import type { InvitationRecord, InvitationTriggerOn } from './types';
 export interface InvitationBackfillProgress {
 	/** The invitations this pass handed on, by uid. */
 	handed: string[];
+	/**
+	 * The sweep of the list under way (a poll that runs out of time leaves the rest to the next): whether
+	 * it left some of the pass's invitations for later (more than a run); absent while the pass has not
+	 * seen the sweep from the list's top.
+	 */
+	sweepLeftSome?: boolean;
 }
 
 export type InvitationBackfill = BackfillLedger<InvitationBackfillProgress>;
 
-const isProgress = (value: unknown): value is InvitationBackfillProgress =>
-	Array.isArray((value as InvitationBackfillProgress | undefined)?.handed) && (value as InvitationBackfillProgress).handed.every((uid) => typeof uid === 'string');
+function isProgress(value: unknown): value is InvitationBackfillProgress {
+	const progress = value as InvitationBackfillProgress | undefined;
+	return Array.isArray(progress?.handed) && progress.handed.every((uid) => typeof uid === 'string') && ['undefined', 'boolean'].includes(typeof progress.sweepLeftSome);
+}
 
 export const loadInvitationBackfill = (value: unknown): InvitationBackfill | undefined => loadLedger(value, isProgress);
 
@@ -37,13 +45,14 @@ function owned(pass: BackfillPass<InvitationBackfillProgress>, seen: Record<stri
 }
 
 /**
- * One poll's share of the backfill, over the records this poll read (`wholeList`: it read the list to its
- * end). Those of its range the poll did not read wait for a poll that reads them; the pass ends with a
- * poll that read the whole list and handed on all it found left (one the list no longer shows is gone).
+ * One poll's share of the backfill, over the records this poll read. Those of its range the poll did not
+ * read wait for a poll that reads them; the pass ends with the end of a sweep of the whole list (over one
+ * poll or several) that it saw from the top and that left none of its invitations for later (one the
+ * list no longer shows is gone).
  */
 export function stepInvitationBackfill(
 	state: InvitationTriggerState,
-	read: { records: InvitationRecord[]; wholeList: boolean },
+	read: PollRead,
 	date: StartDate | undefined,
 	triggerOn: InvitationTriggerOn,
 ): { backfill: InvitationBackfill | undefined; changes: InvitationChange[] } {
@@ -64,8 +73,10 @@ export function stepInvitationBackfill(
 		backfilled: true,
 		...(pass.notice ? { backfillNotice: pass.notice } : {}),
 	}));
-	const after = { ...pass, progress: { handed: [...handed] } };
+	const seenFromTop = read.fromTop ? false : pass.progress.sweepLeftSome;
+	const sweepLeftSome = seenFromTop === undefined ? undefined : seenFromTop || due.length > run.length;
 	// One the list no longer shows is gone: only the list as read decides the end.
-	const ended = read.wholeList && due.length === run.length;
+	const ended = read.toEnd && sweepLeftSome === false;
+	const after = { ...pass, progress: { handed: [...handed], ...(sweepLeftSome === undefined || read.toEnd ? {} : { sweepLeftSome }) } };
 	return { backfill: ended ? ledgerAfterPass(state.backfill, after) : { ...state.backfill, pass: after }, changes };
 }

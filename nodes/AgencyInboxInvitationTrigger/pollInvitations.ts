@@ -66,6 +66,13 @@ async function readFrom(fetchPage: FetchInvitationsPage, canContinue: CanContinu
 	});
 }
 
+/** What one poll read of the list: its records, and whether it began at the list's top and read to its end. */
+export interface PollRead {
+	records: InvitationRecord[];
+	fromTop: boolean;
+	toEnd: boolean;
+}
+
 /** The first poll: every invitation listed now is history. */
 export async function bootstrapInvitations(fetchPage: FetchInvitationsPage): Promise<InvitationTriggerState> {
 	const { records } = await readFrom(fetchPage, () => true, undefined);
@@ -84,7 +91,7 @@ export async function pollInvitations(
 	state: InvitationTriggerState,
 	fetchPage: FetchInvitationsPage,
 	options: { triggerOn: InvitationTriggerOn; canContinue: CanContinue },
-): Promise<{ state: InvitationTriggerState; changes: InvitationChange[]; read: { records: InvitationRecord[]; wholeList: boolean } }> {
+): Promise<{ state: InvitationTriggerState; changes: InvitationChange[]; read: PollRead }> {
 	const { records, resumeAt } = await readFrom(fetchPage, options.canContinue, state.resumeAt);
 	const seen: Record<string, string> = { ...state.seen };
 	const changes: InvitationChange[] = [];
@@ -111,6 +118,6 @@ export async function pollInvitations(
 			...(state.marksLive ? { marksLive: true } : {}),
 		},
 		changes: wanted,
-		read: { records, wholeList: state.resumeAt === undefined && resumeAt === undefined },
+		read: { records, fromTop: state.resumeAt === undefined, toEnd: resumeAt === undefined },
 	};
 }

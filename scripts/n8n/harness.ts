@@ -290,18 +290,41 @@ async function importWithCli(userFolder: string, imports: Imports, credentialIds
 	if (imports.workflows.length) await importJson(userFolder, 'import:workflow', imports.workflows.map((workflow) => withCredentialIds(workflow, credentialIds)));
 }
 
-/** A started n8n creates what waited for it, as the editor does: credentials (n8n gives the ids), then workflows (with theirs). */
+/**
+ * A started n8n creates what waited for it, as the editor does: credentials (n8n gives the ids), then
+ * workflows (with theirs). Each one created leaves the waiting imports at once, and they are cleared only
+ * when all are created: a start that fails in the middle leaves the rest to the next start, nothing twice.
+ */
 async function importWaitingOverRest(userFolder: string, url: string, headers: Record<string, string>): Promise<void> {
-	const { imports, credentialIds } = await takeWaitingImports(userFolder);
-	if (!imports) return;
+	const settings = await readUserFolderSettings(userFolder);
+	if (!settings.importAtStart) {
+		if (!settings.databaseInUse) await writeUserFolderSettings(userFolder, { ...settings, databaseInUse: true });
+		return;
+	}
+	const waiting = { ...settings.importAtStart };
+	const credentialIds = { ...settings.credentialIds };
+	const save = async (done = false) => {
+		const { importAtStart: _, ...rest } = await readUserFolderSettings(userFolder);
+		await writeUserFolderSettings(userFolder, { ...rest, credentialIds, databaseInUse: true, ...(done ? {} : { importAtStart: waiting }) });
+	};
 	const created = async (route: string, body: object) => {
 		const response = await fetchFromN8n(`${url}/rest/${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
 		if (!response.ok) throw new Error(`POST /rest/${route}: ${response.status} ${await response.text()}`);
 		return ((await response.json()) as { data: { id: string } }).data.id;
 	};
-	for (const { id, name, type, data } of imports.credentials) credentialIds[id] = await created('credentials', { name, type, data });
-	await writeUserFolderSettings(userFolder, { ...(await readUserFolderSettings(userFolder)), credentialIds });
-	for (const workflow of imports.workflows) await created('workflows', withCredentialIds(workflow, credentialIds));
+	while (waiting.credentials.length) {
+		const [{ id, name, type, data }, ...rest] = waiting.credentials;
+		credentialIds[id] = await created('credentials', { name, type, data });
+		waiting.credentials = rest;
+		await save();
+	}
+	while (waiting.workflows.length) {
+		const [workflow, ...rest] = waiting.workflows;
+		await created('workflows', withCredentialIds(workflow, credentialIds));
+		waiting.workflows = rest;
+		await save();
+	}
+	await save(true);
 }
 
 /** The workflow with its nodes' credentials pointing at the ids n8n gave them. */

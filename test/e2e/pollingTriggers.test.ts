@@ -29,7 +29,8 @@ const DURABLE_SCHEDULER_OFF = 'Durable scheduler is inactive on this instance';
 /**
  * The harshest readings of the spec's open points together: rooms in order of creation (a message moves no
  * room), messages oldest first, invitations in no time order, a room's proposal under a marketplace id,
- * page sizes the spec does not name refused (400), members writing under marketplace user ids.
+ * page sizes the spec does not name refused (400), members writing under marketplace user ids, cursors
+ * that count rows.
  */
 const NON_DEFAULT_VARIANTS: SandboxVariants = {
 	roomSort: 'createdAt',
@@ -40,6 +41,7 @@ const NON_DEFAULT_VARIANTS: SandboxVariants = {
 	authorIds: 'marketplaceUserId',
 	roomRowTimes: 'seconds',
 	roomCreation: 'together',
+	listCursors: 'offsets',
 };
 const INVITATION_STATES = ['pending', 'accepted', 'declined'] as const;
 /** The seed's rooms come first in the sandbox's list; rooms opened later follow. */

@@ -5,6 +5,16 @@ import type { TriggerWorkflow } from './engine';
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The activation's moment for what a backfill owes: now, returned once the clock has passed it, so that
+ * a live change made next carries a later time (one in the same millisecond would count as history).
+ */
+export async function activationMoment(): Promise<number> {
+	const at = Date.now();
+	while (Date.now() <= at) await new Promise((resolve) => setTimeout(resolve, 1));
+	return at;
+}
+
 /** Start From: A Date, `days` days back. */
 export const since = (days: number) => ({ startFrom: 'date', startDate: new Date(Date.now() - days * DAY_MS).toISOString() });
 

@@ -42,6 +42,7 @@ describe('sandbox readings of what the spec leaves open', () => {
 			'authorIds=marketplaceUserId',
 			'roomRowTimes=seconds',
 			'roomCreation=together',
+			'listCursors=offsets',
 		]);
 		for (const { label, variants } of others) {
 			const [field, value] = label.split('=');
@@ -423,6 +424,35 @@ describe('sandbox readings of what the spec leaves open', () => {
 			expect(new Set(listed.map((row: any) => row.createdAtDateTime)).size).toBe(1);
 			expect(listed.map((row: any) => row.roomId)).toEqual(suite.sandbox.state.rooms.map((room) => room.roomId).sort().reverse());
 			expect(stored(listed[0].roomId).createdAtDateTime).not.toBe(listed[0].createdAtDateTime); // the data keeps its own
+		});
+	});
+
+	describe('listCursors', () => {
+		const page = async (query: Record<string, string>) => (await suite.api.get(ROOMS, { sort: 'date-asc', pageSize: '5', ...query })).body;
+		const ids = (body: any) => body.data.map((room: any) => room.roomId);
+
+		test('offsets: a room that moves behind the cursor shifts the rows after it, so the next page skips one; keys: it does not', async () => {
+			for (const listCursors of ['keys', 'offsets'] as const) {
+				await suite.ctl.post('/reset');
+				await setVariants({ listCursors });
+				const first = await page({});
+				const [, , , , unread] = (await page({ pageSize: '6' })).data.map((room: any) => room.roomId).slice(1);
+				// A message in the first page's first room moves it to the list's end (date ascending).
+				await change({ kind: 'clientMessage', roomId: ids(first)[0] });
+				const second = await page({ pageCursor: first.meta.nextCursor });
+				if (listCursors === 'offsets') expect(ids(second)).not.toContain(unread);
+				else expect(ids(second)[0]).toBe(unread);
+			}
+		});
+
+		test('offsets: a cursor of one kind is refused under the other (400), and the proposals keep keys', async () => {
+			await setVariants({ listCursors: 'offsets' });
+			const counted = await page({});
+			const proposals = await suite.api.get(PROPOSALS, { updatedSince: '2000-01-01T00:00:00Z' });
+			const next = await suite.api.get(PROPOSALS, { updatedSince: '2000-01-01T00:00:00Z', pageCursor: proposals.body.meta.nextCursor });
+			expect(next.status).toBe(200);
+			await setVariants({ listCursors: 'keys' });
+			expectProblem(await suite.api.get(ROOMS, { sort: 'date-asc', pageSize: '5', pageCursor: counted.meta.nextCursor }), 400, /not a valid cursor/);
 		});
 	});
 

@@ -6,12 +6,17 @@
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { AgencyInboxInvitationTrigger } from '../../../nodes/AgencyInboxInvitationTrigger/AgencyInboxInvitationTrigger.node';
+import { stepInvitationBackfill } from '../../../nodes/AgencyInboxInvitationTrigger/backfill';
+import { bootstrapInvitations, pollInvitations } from '../../../nodes/AgencyInboxInvitationTrigger/pollInvitations';
+import type { InvitationTriggerState } from '../../../nodes/AgencyInboxInvitationTrigger/state';
+import type { InvitationPage } from '../../../nodes/AgencyInboxInvitationTrigger/types';
 import { resetProcessMemory } from '../../../nodes/shared/processMemory';
 import { BACKFILL_RUN_SIZE } from '../../../nodes/shared/startFrom';
 import { SINGLE_READINGS, startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
-import { pollUntilBackfilled, since } from '../../helpers/backfill';
+import { activationMoment, pollUntilBackfilled, since } from '../../helpers/backfill';
 import { sandboxControl } from '../../helpers/sandboxControl';
+import { apiClient } from '../../sandbox/client';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -81,7 +86,7 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 		const liveOnly = triggerFor(sandbox, { triggerOn: 'both' });
 		expect(await trigger.poll()).toBeNull();
 		expect(await liveOnly.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		const created = (await control(sandbox, 'POST', 'changes', { kind: 'newInvitation' })).data as { invite: { uid: string } };
 		await control(sandbox, 'DELETE', 'requests');
 		const polls = await backfillOf(trigger);
@@ -105,7 +110,7 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 		const parameters = { ...since(12), triggerOn: 'statusChanged' };
 		const trigger = triggerFor(sandbox, parameters);
 		expect(await trigger.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		const all = (await backfillOf(trigger)).flat();
 		expect(uids(all)).toEqual(createdWithin(sandbox, Date.parse(parameters.startDate), activatedAt, (status) => status !== 'PENDING'));
 		expect(all.every((item) => item.trigger === 'statusChanged' && item.backfilled)).toBe(true);
@@ -115,7 +120,7 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 		const later = since(6);
 		const first = triggerFor(sandbox, later);
 		expect(await first.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		const before = handed(await first.poll());
 		resetProcessMemory();
 		const restarted = triggerFor(sandbox, later, first.staticData());
@@ -141,5 +146,56 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 		await control(sandbox, 'DELETE', 'requests');
 		await expect(triggerFor(sandbox, since(100)).poll()).rejects.toThrow(/more than 90 days back/);
 		expect((await control(sandbox, 'GET', 'requests')).data).toEqual([]);
+	});
+});
+
+describe('Invitation Trigger, Start From: A Date, a list longer than one poll reads', () => {
+	let sandbox: Sandbox;
+
+	beforeAll(async () => {
+		// Pages of 4: the 300 invitations are 75 pages, a poll here reads 3.
+		sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 4, maxPageSize: 4 });
+		await control(sandbox, 'POST', 'changes', { kind: 'recentHistory', messages: 1, invitations: 260, days: 20 });
+	});
+
+	afterAll(async () => {
+		await sandbox.close();
+	});
+
+	/** GET /v1/agency/invitations over HTTP. */
+	const fetchPage = async (pageCursor: string | undefined): Promise<InvitationPage> => {
+		const answer = await apiClient(sandbox).get<InvitationPage>('/v1/agency/invitations', { pageCursor });
+		if (answer.status !== 200) throw Object.assign(new Error(`HTTP ${answer.status}`), { httpCode: String(answer.status) });
+		return answer.body;
+	};
+
+	it('hands on each invitation since the date once over a sweep of several polls; a pass begun in the middle of a sweep ends only with a whole one', async () => {
+		let state: InvitationTriggerState = await bootstrapInvitations(fetchPage);
+		const activatedAt = await activationMoment();
+		const startDate = since(12).startDate;
+		const date = { iso: startDate, ms: Date.parse(startDate) };
+		const handedOn: string[] = [];
+		/** The node's poll: the live part, then the backfill over what it read; a poll reads 3 pages. */
+		const poll = async (withDate: boolean) => {
+			let pagesRead = 0;
+			const live = await pollInvitations(state, fetchPage, { triggerOn: 'new', canContinue: () => ++pagesRead < 3 });
+			const backfill = stepInvitationBackfill(state, live.read, withDate ? date : undefined, 'new');
+			state = { ...live.state, ...(backfill.backfill ? { backfill: backfill.backfill } : {}) };
+			expect(live.changes).toEqual([]);
+			handedOn.push(...backfill.changes.map((change) => change.record.invite.uid));
+			return live.read;
+		};
+		// Start From: Now for a few polls: the date comes in the middle of a sweep.
+		for (let i = 0; i < 4; i++) await poll(false);
+		expect(state.resumeAt).toBeDefined();
+		let sweepsEnded = 0;
+		let polls = 0;
+		do {
+			if ((await poll(true)).toEnd) sweepsEnded++;
+			polls++;
+		} while (state.backfill?.pass !== undefined && polls < 200);
+		expect(state.backfill).toEqual({ covered: startDate });
+		expect(handedOn.sort()).toEqual(createdWithin(sandbox, date.ms, activatedAt));
+		expect(sweepsEnded).toBe(2);
 	});
 });

@@ -9,10 +9,11 @@ import { AgencyInboxMessageTrigger } from '../../../nodes/AgencyInboxMessageTrig
 import { BACKFILL_REQUESTS_PER_POLL } from '../../../nodes/AgencyInboxMessageTrigger/backfill';
 import { resetProcessMemory } from '../../../nodes/shared/processMemory';
 import { BACKFILL_RUN_SIZE } from '../../../nodes/shared/startFrom';
-import { SINGLE_READINGS, startSandbox } from '../../../sandbox';
+import { DEFAULT_VARIANTS, SINGLE_READINGS, startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
-import { pollUntilBackfilled, since } from '../../helpers/backfill';
+import { activationMoment, pollUntilBackfilled, since } from '../../helpers/backfill';
 import { sandboxControl } from '../../helpers/sandboxControl';
+import { apiClient } from '../../sandbox/client';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -28,6 +29,7 @@ const READINGS = SINGLE_READINGS.filter(({ label }) => [
 		'roomRowTimes=seconds',
 		'authorIds=marketplaceUserId',
 		'unnamedQueryParameters=rejected',
+		'listCursors=offsets',
 	].includes(label));
 
 function triggerFor(sandbox: Sandbox, parameters: INodeParameters, staticData?: IDataObject, timezone?: string) {
@@ -94,7 +96,7 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 		const parameters = since(10);
 		const trigger = triggerFor(sandbox, parameters);
 		expect(await trigger.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		const live = (await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: 'room-004', text: 'written during the backfill' })).data as { storyId: string };
 		const polls = await backfillOf(trigger);
 		const all = polls.flat();
@@ -124,8 +126,7 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 			const liveRequests = ((await control(sandbox, 'GET', 'requests')).data as unknown[]).length;
 			await control(sandbox, 'DELETE', 'requests');
 			await trigger.poll();
-			const made = (await control(sandbox, "GET", "requests")).data as Array<{ path: string; status: number }>; if (process.env.DEBUG_BF) console.log(made.map((r) => `${r.status} ${r.path}`).join("\n"));
-			const requests = made.length;
+			const requests = ((await control(sandbox, 'GET', 'requests')).data as unknown[]).length;
 			// A room begun is read to its end (its pages at the smallest page size), and the proposals may need a sweep of the changes.
 			const longestRoom = Math.max(...Object.values(sandbox.state.stories).map((stories) => Math.ceil(stories.length / 7)));
 			expect(requests - liveRequests).toBeLessThanOrEqual(BACKFILL_REQUESTS_PER_POLL - 1 + longestRoom + 3);
@@ -136,7 +137,7 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 		const parameters = since(15);
 		const first = triggerFor(sandbox, parameters);
 		expect(await first.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		const before = [...handed(await first.poll()), ...handed(await first.poll())];
 		expect(before.length).toBeGreaterThan(0);
 		// Another process: its own memory, the state n8n committed with the runs.
@@ -150,7 +151,7 @@ describe.each(READINGS.map(({ label, variants }) => [label, variants] as const))
 		const later = since(5);
 		const trigger = triggerFor(sandbox, later);
 		expect(await trigger.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		const first = (await backfillOf(trigger)).flat();
 		expect(ids(first)).toEqual(clientMessagesWritten(sandbox, Date.parse(later.startDate), activatedAt));
 
@@ -203,7 +204,7 @@ describe('Message Trigger, Start From: A Date, a room that fails', () => {
 		const parameters = since(10);
 		const trigger = triggerFor(sandbox, parameters);
 		expect(await trigger.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		await control(sandbox, 'POST', 'faults', { method: 'GET', pathPrefix: storiesOf('room-003'), status: 503, count: 3 });
 		const all = (await backfillOf(trigger)).flat();
 		expect(ids(all)).toEqual(clientMessagesWritten(sandbox, Date.parse(parameters.startDate), activatedAt));
@@ -214,12 +215,68 @@ describe('Message Trigger, Start From: A Date, a room that fails', () => {
 		const parameters = since(10);
 		const trigger = triggerFor(sandbox, parameters);
 		expect(await trigger.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		await control(sandbox, 'POST', 'faults', { method: 'GET', pathPrefix: storiesOf('room-003'), status: 403, count: 100_000 });
 		const all = (await backfillOf(trigger)).flat();
 		const ofRoom3 = new Set(sandbox.state.stories['room-003'].map((story) => story.storyId));
 		expect(ids(all)).toEqual(clientMessagesWritten(sandbox, Date.parse(parameters.startDate), activatedAt).filter((storyId) => !ofRoom3.has(storyId)));
 		expect(all.some((item) => item.notice?.includes('left them out: room-003'))).toBe(true);
+	});
+});
+
+describe('Message Trigger, Start From: A Date, cursors that count rows (listCursors=offsets)', () => {
+	let sandbox: Sandbox;
+
+	beforeAll(async () => {
+		// Pages of 7 rooms: the 60 rooms are 9 pages, the history's 12 rooms the last two.
+		sandbox = await startSandbox({ requestsPerMinute: 0, pageSize: 7, maxPageSize: 7, variants: { ...DEFAULT_VARIANTS, listCursors: 'offsets' } });
+	});
+
+	afterAll(async () => {
+		await sandbox.close();
+	});
+
+	/** The pass's progress as the trigger saved it. */
+	const progressOf = (trigger: TriggerWorkflow) => {
+		const state = Object.values(trigger.staticData()).find((data) => (data as IDataObject | undefined)?.messages !== undefined) as { messages: { backfill?: { pass?: { progress: { cursor?: string; done: string[] } } } } } | undefined;
+		return state?.messages.backfill?.pass?.progress;
+	};
+	/** The rooms of the sweep's page at `pageCursor`, as the service lists them now. */
+	const roomsPage = async (pageCursor: string) =>
+		(await apiClient(sandbox).get<{ data: Array<{ roomId: string }> }>('/v1/master-inbox/rooms', { sort: 'date-asc', pageSize: 100, pageCursor })).body.data.map((row) => row.roomId);
+
+	it('a room that slides past the sweep\'s cursor (another room moved behind it) is read by the second sweep: nothing lost or repeated', async () => {
+		resetProcessMemory();
+		await control(sandbox, 'POST', 'reset');
+		await control(sandbox, 'POST', 'changes', { kind: 'recentHistory', messages: 300, days: 10, rooms: 12 });
+		const parameters = since(10);
+		const trigger = triggerFor(sandbox, parameters);
+		expect(await trigger.poll()).toBeNull();
+		const activatedAt = await activationMoment();
+		const owed = clientMessagesWritten(sandbox, Date.parse(parameters.startDate), activatedAt);
+		const roomsOwed = new Set(Object.entries(sandbox.state.stories).filter(([, stories]) => stories.some((story) => owed.includes(story.storyId))).map(([roomId]) => roomId));
+
+		// Polls until the sweep's next page begins with a room it owes and has not read.
+		const polls: Handed[][] = [];
+		let slid: string | undefined;
+		for (let poll = 0; poll < 40 && slid === undefined; poll++) {
+			polls.push(handed(await trigger.poll()));
+			const progress = progressOf(trigger);
+			if (progress?.cursor === undefined) continue;
+			const [first] = await roomsPage(progress.cursor);
+			if (roomsOwed.has(first) && !progress.done.includes(first)) slid = first;
+		}
+		expect(slid).toBeDefined();
+		const cursor = progressOf(trigger)!.cursor!;
+		// A client writes in the room the list shows first: it moves to the end, the rooms after it one up.
+		const [oldest] = sandbox.state.rooms.filter((room) => room.lastStoryAt !== null).sort((a, b) => a.lastStoryAt!.localeCompare(b.lastStoryAt!) || a.roomId.localeCompare(b.roomId));
+		const live = (await control(sandbox, 'POST', 'changes', { kind: 'clientMessage', roomId: oldest.roomId, text: 'moves its room to the end' })).data as { storyId: string };
+		expect(await roomsPage(cursor)).not.toContain(slid);
+
+		polls.push(...(await backfillOf(trigger)));
+		const all = polls.flat();
+		expect(ids(all.filter((item) => item.backfilled))).toEqual(owed);
+		expect(all.filter((item) => !item.backfilled).map((item) => item.storyId)).toEqual([live.storyId]);
 	});
 });
 

@@ -11,7 +11,7 @@ import { resetProcessMemory } from '../../../nodes/shared/processMemory';
 import { BACKFILL_RUN_SIZE } from '../../../nodes/shared/startFrom';
 import { startSandbox } from '../../../sandbox';
 import { TriggerWorkflow } from '../../helpers/engine';
-import { pollUntilBackfilled, since } from '../../helpers/backfill';
+import { activationMoment, pollUntilBackfilled, since } from '../../helpers/backfill';
 import { sandboxControl } from '../../helpers/sandboxControl';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
@@ -78,7 +78,7 @@ describe.each([5, 100])('Proposal Trigger, Start From: A Date, pages of at most 
 		const parameters = since(14);
 		const trigger = triggerFor(sandbox, parameters);
 		expect(await trigger.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		const expected = updatedWithin(sandbox, Date.parse(parameters.startDate), activatedAt);
 		// A proposal of the range changes during the backfill: the live polls hand it on, the backfill not.
 		const changed = (await control(sandbox, 'POST', 'changes', { kind: 'clientReply', proposalUid: expected[0] })).data as { proposal: { uid: string } };
@@ -101,7 +101,7 @@ describe.each([5, 100])('Proposal Trigger, Start From: A Date, pages of at most 
 		const later = since(7);
 		const first = triggerFor(sandbox, later);
 		expect(await first.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		const before = [...handed(await first.poll()), ...handed(await first.poll()), ...handed(await first.poll())];
 		resetProcessMemory();
 		const restarted = triggerFor(sandbox, later, first.staticData());
@@ -121,7 +121,7 @@ describe.each([5, 100])('Proposal Trigger, Start From: A Date, pages of at most 
 		const parameters = since(14);
 		const trigger = triggerFor(sandbox, parameters);
 		expect(await trigger.poll()).toBeNull();
-		const activatedAt = Date.now();
+		const activatedAt = await activationMoment();
 		const first = handed(await trigger.poll());
 		await control(sandbox, 'POST', 'faults', { method: 'GET', pathPrefix: '/v1/agency/proposals', withCursor: true, status: 400, count: 2 });
 		const rest = (await backfillOf(trigger)).flat();
