@@ -377,11 +377,11 @@ export async function installIntoN8n(options: InstallIntoN8nOptions): Promise<{ 
 		return { imported: false };
 	}
 	await fs.rm(fingerprintFile, { force: true });
-	log(`importing ${options.credentials.length} credential(s) and ${options.workflows.length} workflow(s) (n8n 2.x, a new folder: once n8n has started)`);
 	await importCredentials(options.userFolder, options.credentials);
-	await importWorkflows(options.userFolder, options.workflows);
-	log(`publishing ${options.publish.length} workflow(s) (n8n 2.x: once n8n has started)`);
-	await publishWorkflows(options.userFolder, options.publish);
+	const importPath = await importWorkflows(options.userFolder, options.workflows);
+	log(`importing ${options.credentials.length} credential(s) and ${options.workflows.length} workflow(s): ${importPath}`);
+	const publishPath = await publishWorkflows(options.userFolder, options.publish);
+	log(`publishing ${options.publish.length} workflow(s): ${publishPath}`);
 	await fs.writeFile(fingerprintFile, JSON.stringify({ fingerprint }) + '\n');
 	return { imported: true };
 }

@@ -239,8 +239,8 @@ export interface CredentialToImport {
  * first with the migrations), any other command imports them with the CLI first. Else
  * `n8n import:credentials` at once.
  */
-export async function importCredentials(userFolder: string, credentials: CredentialToImport[]): Promise<void> {
-	await importOrWait(userFolder, { credentials, workflows: [] });
+export async function importCredentials(userFolder: string, credentials: CredentialToImport[]): Promise<ImportPath> {
+	return await importOrWait(userFolder, { credentials, workflows: [] });
 }
 
 export interface WorkflowToImport {
@@ -253,8 +253,8 @@ export interface WorkflowToImport {
 }
 
 /** Imports workflows (inactive, keeping their ids), as importCredentials imports credentials. */
-export async function importWorkflows(userFolder: string, workflows: WorkflowToImport[]): Promise<void> {
-	await importOrWait(userFolder, { credentials: [], workflows: workflows.map((workflow) => ({ active: false, settings: {}, ...workflow })) });
+export async function importWorkflows(userFolder: string, workflows: WorkflowToImport[]): Promise<ImportPath> {
+	return await importOrWait(userFolder, { credentials: [], workflows: workflows.map((workflow) => ({ active: false, settings: {}, ...workflow })) });
 }
 
 interface Imports {
@@ -262,14 +262,22 @@ interface Imports {
 	workflows: WorkflowToImport[];
 }
 
-async function importOrWait(userFolder: string, imports: Imports): Promise<void> {
+/** How an import went in: at once through n8n's CLI, or waiting for the folder's first n8n, which creates it over REST. */
+export type ImportPath = 'with the n8n CLI now' | 'over REST once n8n has started';
+
+/** Through the CLI where the folder's database is in use or n8n is 1.x; else left for the folder's first n8n. */
+async function importOrWait(userFolder: string, imports: Imports): Promise<ImportPath> {
 	const settings = await readUserFolderSettings(userFolder);
-	if (settings.databaseInUse || n8nMajorVersion(settings.n8nVersion) < 2) return importWithCli(userFolder, imports, settings.credentialIds ?? {});
+	if (settings.databaseInUse || n8nMajorVersion(settings.n8nVersion) < 2) {
+		await importWithCli(userFolder, imports, settings.credentialIds ?? {});
+		return 'with the n8n CLI now';
+	}
 	const waiting = settings.importAtStart ?? { credentials: [], workflows: [] };
 	await writeUserFolderSettings(userFolder, {
 		...settings,
 		importAtStart: { credentials: [...waiting.credentials, ...imports.credentials], workflows: [...waiting.workflows, ...imports.workflows] },
 	});
+	return 'over REST once n8n has started';
 }
 
 /** Takes the imports waiting for the folder's first n8n, marking its database used. */
@@ -344,13 +352,14 @@ function withCredentialIds(workflow: WorkflowToImport, credentialIds: Record<str
  * would start n8n's CLI each time, seconds and tens of CPU seconds apiece. On 1.x now, one
  * `n8n update:workflow --active=true` each.
  */
-export async function publishWorkflows(userFolder: string, ids: string[]): Promise<void> {
+export async function publishWorkflows(userFolder: string, ids: string[]): Promise<'with the n8n CLI now' | 'once n8n has started'> {
 	const settings = await readUserFolderSettings(userFolder);
 	if (n8nMajorVersion(settings.n8nVersion) < 2) {
 		for (const id of ids) await publishWorkflow(userFolder, id);
-		return;
+		return 'with the n8n CLI now';
 	}
 	await writeUserFolderSettings(userFolder, { ...settings, publishAtStart: [...new Set([...(settings.publishAtStart ?? []), ...ids])] });
+	return 'once n8n has started';
 }
 
 /** Publishes what publishWorkflows left for this start, once; a workflow its user unpublished later stays so. */
