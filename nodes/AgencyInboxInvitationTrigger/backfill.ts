@@ -73,8 +73,9 @@ export function stepInvitationBackfill(
 		backfilled: true,
 		...(pass.notice ? { backfillNotice: pass.notice } : {}),
 	}));
-	const seenFromTop = read.fromTop ? false : pass.progress.sweepLeftSome;
-	const sweepLeftSome = seenFromTop === undefined ? undefined : seenFromTop || due.length > run.length;
+	// A poll from the top begins a sweep the pass sees whole; one that goes on keeps what the sweep left so far.
+	const leftBefore = read.fromTop ? false : pass.progress.sweepLeftSome;
+	const sweepLeftSome = leftBefore === undefined ? undefined : leftBefore || due.length > run.length;
 	// One the list no longer shows is gone: only the list as read decides the end.
 	const ended = read.toEnd && sweepLeftSome === false;
 	const after = { ...pass, progress: { handed: [...handed], ...(sweepLeftSome === undefined || read.toEnd ? {} : { sweepLeftSome }) } };

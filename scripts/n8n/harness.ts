@@ -305,12 +305,9 @@ async function importWithCli(userFolder: string, imports: Imports, credentialIds
  */
 async function importWaitingOverRest(userFolder: string, url: string, headers: Record<string, string>): Promise<void> {
 	const settings = await readUserFolderSettings(userFolder);
-	if (!settings.importAtStart) {
-		if (!settings.databaseInUse) await writeUserFolderSettings(userFolder, { ...settings, databaseInUse: true });
-		return;
-	}
-	const waiting = { ...settings.importAtStart };
+	const waiting = settings.importAtStart ?? { credentials: [], workflows: [] };
 	const credentialIds = { ...settings.credentialIds };
+	/** Writes what is still waiting (nothing once `done`), with the database marked used. */
 	const save = async (done = false) => {
 		const { importAtStart: _, ...rest } = await readUserFolderSettings(userFolder);
 		await writeUserFolderSettings(userFolder, { ...rest, credentialIds, databaseInUse: true, ...(done ? {} : { importAtStart: waiting }) });
@@ -320,16 +317,14 @@ async function importWaitingOverRest(userFolder: string, url: string, headers: R
 		if (!response.ok) throw new Error(`POST /rest/${route}: ${response.status} ${await response.text()}`);
 		return ((await response.json()) as { data: { id: string } }).data.id;
 	};
-	while (waiting.credentials.length) {
-		const [{ id, name, type, data }, ...rest] = waiting.credentials;
+	for (const { id, name, type, data } of [...waiting.credentials]) {
 		credentialIds[id] = await created('credentials', { name, type, data });
-		waiting.credentials = rest;
+		waiting.credentials = waiting.credentials.slice(1);
 		await save();
 	}
-	while (waiting.workflows.length) {
-		const [workflow, ...rest] = waiting.workflows;
+	for (const workflow of [...waiting.workflows]) {
 		await created('workflows', withCredentialIds(workflow, credentialIds));
-		waiting.workflows = rest;
+		waiting.workflows = waiting.workflows.slice(1);
 		await save();
 	}
 	await save(true);

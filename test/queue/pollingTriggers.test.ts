@@ -14,18 +14,12 @@ import { startSandbox, type Sandbox, type SandboxVariants } from '../../sandbox'
 import { NODE_TYPES, pollEverySeconds, sandboxCredential } from '../../scripts/n8n/agencyInbox';
 import type { QueueTopology } from '../../scripts/n8n/queue';
 import { LoopbackProxy, type ProxiedRequest } from '../nodes/AgencyInboxProposalTrigger/loopbackProxy';
+import { DURABLE_SCHEDULER } from '../e2e/pollingN8n';
 import { finishedExecutions, getJson, listExecutions, postJson, sleep, waitFor, type ExecutionSummary } from '../e2e/support';
 import { SETUP_TIMEOUT_MS, WORKER_NAMES, n8nVersion, pollingToCrm, startQueueForTests, workersThatRan, type QueueForTests } from './support';
 
 const CREDENTIAL = { id: 'qCredPolling001', name: 'Agency Inbox (polling triggers in queue mode)' };
 const WORKFLOWS = { messages: 'qMessagePoll0001', invitations: 'qInvitePoll00001' };
-/** n8n 2.37+: poll triggers on the durable scheduler, their state committed with the execution. */
-const DURABLE_SCHEDULER = {
-	N8N_SCHEDULER_ENABLED: 'true',
-	N8N_SCHEDULER_POLL_TRIGGERS_ENABLED: 'true',
-	N8N_USE_WORKFLOW_PUBLICATION_SERVICE: 'true',
-	N8N_POLLER_DURABLE_CURSORS_ENABLED: 'true',
-};
 /**
  * The readings of the spec that differ most from the default and that a running trigger can be switched to:
  * rooms by the client's last message, messages oldest first, invitations in no time order, a room's proposal
